@@ -1,0 +1,33 @@
+# Thin adapters over `python -m grader`. The first target run sets up Python
+# (tools/python.sh): it reuses an interpreter that has the dependencies, else
+# creates .venv from pyproject.toml.
+#
+#   make grade [SUBMISSION=path] [BACKEND=auto|cpu|cuda]   grade one submission
+#   make demo                                               grade the reference kernels
+#   make test                                               the test suite (CPU; GPU tests skip)
+
+SUBMISSION ?= student_template/attention.py
+BACKEND ?= auto
+OUT ?= report
+
+# evaluated once, on first use
+PYTHON = $(eval PYTHON := $(shell tools/python.sh))$(PYTHON)
+
+.PHONY: grade demo test clean-cache
+
+grade:
+	@$(PYTHON) -m grader grade $(SUBMISSION) --backend $(BACKEND) --json $(OUT)/results.json
+
+demo:
+	@set -e; for ref in naive fused; do \
+	  src=reference/$$ref.cpp; \
+	  if [ "$(BACKEND)" != cpu ] && $(PYTHON) -c 'import sys, torch; sys.exit(not torch.cuda.is_available())'; then src=reference/$$ref.cu; fi; \
+	  echo "=== reference $$ref ($$src) ==="; \
+	  $(PYTHON) -m grader grade $$src --backend $(BACKEND) --json $(OUT)/demo-$$ref.json; \
+	done
+
+test:
+	@$(PYTHON) -m pytest -q
+
+clean-cache:
+	rm -rf .cache/grader

@@ -1,0 +1,1 @@
+"""Grader for the attention assignment: parse -> compile -> check -> bench -> result."""

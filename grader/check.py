@@ -1,0 +1,132 @@
+"""Stage 3, check: is the kernel's output softmax(q kᵀ/√D) v, to the tolerance?
+
+For each config: fresh seeded random inputs, the kernel gets clones, the truth is
+computed in float64. Each way to fail has its own message: an exception, a wrong
+type / shape / dtype / device, an output that aliases an input, inputs modified by
+the call, NaN/Inf, and finally max |out - truth| >= tolerance, with the first
+mismatches (index, got, expected).
+"""
+from __future__ import annotations
+
+import math
+import re
+import time
+
+import torch
+
+from .config import Shape
+from .result import CheckResult, Mismatch
+
+MAX_MISMATCHES = 5
+NOT_IMPLEMENTED = re.compile(r"not implemented", re.IGNORECASE)
+
+
+def make_inputs(shape: Shape, seed: int, device: str = "cpu") -> tuple[torch.Tensor, ...]:
+    """q, k, v of shape (B, H, S, D), float32, standard normal, reproducible from `seed`."""
+    gen = torch.Generator().manual_seed(seed)
+    size = (shape.B, shape.H, shape.S, shape.D)
+    return tuple(torch.randn(size, generator=gen, dtype=torch.float32).to(device) for _ in range(3))
+
+
+def truth(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """softmax(q kᵀ / √D) v in float64 on the CPU: the reference every kernel is held to."""
+    q64, k64, v64 = (t.detach().to("cpu", torch.float64) for t in (q, k, v))
+    scores = q64 @ k64.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    return torch.softmax(scores, dim=-1) @ v64
+
+
+def exception_message(exc: BaseException) -> str:
+    """The student's error without C++ backtraces: the first meaningful line."""
+    text = str(exc).strip()
+    text = text.split("\nException raised from")[0]
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return (lines[0] if lines else type(exc).__name__)[:500]
+
+
+def failure_kind(exc: BaseException) -> str:
+    return "not_implemented" if NOT_IMPLEMENTED.search(str(exc)) else "runtime_error"
+
+
+def _storage_ptr(t: torch.Tensor) -> int:
+    return t.untyped_storage().data_ptr()
+
+
+def compare(out, q, k, v, expected: torch.Tensor, tolerance: float) -> tuple[float | None, str, tuple]:
+    """(max_err, message, mismatches) of a kernel's output; message is "" when it passes."""
+    if not isinstance(out, torch.Tensor):
+        return None, f"attention returned {type(out).__name__}, expected a torch.Tensor", ()
+    if tuple(out.shape) != tuple(q.shape):
+        return None, (f"output has shape {tuple(out.shape)}, expected {tuple(q.shape)} "
+                      "(batch, heads, seq, head_dim)"), ()
+    if out.dtype != torch.float32:
+        return None, f"output dtype is {out.dtype}, expected torch.float32", ()
+    if out.device != q.device:
+        return None, f"output is on {out.device}, expected {q.device} (the inputs' device)", ()
+    got = out.detach().to("cpu", torch.float64)
+    bad = ~torch.isfinite(got)
+    if bad.any():
+        first = tuple(int(i) for i in bad.nonzero()[0])
+        return float("nan"), (f"output has {int(bad.sum())} NaN/Inf values (first at index "
+                              f"{first}): an element never written, a division by zero, "
+                              "or exp() overflow without max subtraction?"), ()
+    err = (got - expected).abs()
+    max_err = float(err.max()) if err.numel() else 0.0
+    if max_err < tolerance:
+        return max_err, "", ()
+    idx = (err >= tolerance).nonzero()[:MAX_MISMATCHES]
+    mismatches = tuple(Mismatch(index=tuple(int(i) for i in row), got=float(got[tuple(row)]),
+                                expected=float(expected[tuple(row)])) for row in idx)
+    n_bad = int((err >= tolerance).sum())
+    return max_err, (f"max_err {max_err:.3g} >= tolerance {tolerance:g} "
+                     f"({n_bad} of {err.numel()} elements off)"), mismatches
+
+
+def check_one(kernel, shape: Shape, seed: int, tolerance: float, name: str,
+              device: str = "cpu", hidden: bool = False, poison=None) -> tuple[CheckResult, str]:
+    """Run the kernel on one config. Returns the result and its failure kind
+    ("" when passed, else "wrong_answer", "runtime_error" or "not_implemented")."""
+    q, k, v = make_inputs(shape, seed, device)
+    expected = truth(q, k, v)
+    args = tuple(t.clone() for t in (q, k, v))     # the kernel never sees our copies
+    config = None if hidden else shape.as_dict()
+    if poison is not None:
+        poison()
+    t0 = time.perf_counter()
+    try:
+        out = kernel(*args)
+        if device != "cpu":
+            torch.cuda.synchronize()
+    except Exception as exc:  # noqa: BLE001 - any error in student code is data
+        kind = failure_kind(exc)
+        return CheckResult(config=config, name=name, max_err=None, passed=False, hidden=hidden,
+                           message=f"attention raised: {exception_message(exc)}"), kind
+    seconds = time.perf_counter() - t0
+    if isinstance(out, torch.Tensor):
+        for label, arg in zip("qkv", args):
+            if _storage_ptr(out) == _storage_ptr(arg) and out.numel() > 0:
+                return CheckResult(config=config, name=name, max_err=None, passed=False, hidden=hidden,
+                                   message=f"output shares memory with input {label}; return a new tensor"), "wrong_answer"
+    for label, arg, orig in zip("qkv", args, (q, k, v)):
+        if not torch.equal(arg, orig):
+            return CheckResult(config=config, name=name, max_err=None, passed=False, hidden=hidden,
+                               message=f"the kernel modified its input {label}; inputs are read-only"), "wrong_answer"
+    max_err, message, mismatches = compare(out, q, k, v, expected, tolerance)
+    passed = message == ""
+    return CheckResult(config=config, name=name, max_err=max_err, passed=passed, message=message,
+                       mismatches=mismatches, hidden=hidden, seconds=round(seconds, 6)), \
+        ("" if passed else "wrong_answer")
+
+
+def check(kernel, shapes: tuple[Shape, ...], hidden: tuple[Shape, ...], seed: int, tolerance: float,
+          device: str = "cpu", poison=None, on_config=None) -> list[tuple[CheckResult, str]]:
+    """Check every public, then every hidden config. `on_config(name)` reports progress."""
+    results = []
+    named = [(f"config {i + 1}", s, False) for i, s in enumerate(shapes)]
+    named += [(f"hidden {i + 1}", s, True) for i, s in enumerate(hidden)]
+    for i, (name, shape, is_hidden) in enumerate(named):
+        if on_config is not None:
+            on_config(name, shape, is_hidden)
+        # each config gets its own seed, derived from the run's seed
+        results.append(check_one(kernel, shape, seed * 1000 + i, tolerance, name, device,
+                                 is_hidden, poison))
+    return results

@@ -1,0 +1,79 @@
+"""`python -m grader VERB ...`: thin adapters over the library, one call per command.
+
+Exit codes of `grade`: 0 ok; 10 wrong_answer; 11 compile_error; 12 runtime_error;
+13 timeout; 14 not_implemented; 15 invalid_submission; 16 cheat_suspected;
+2 bad command line / config; 70 the grader itself failed.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from . import config as config_mod
+from .config import REPO_ROOT, ConfigError
+from .result import EXIT_INTERNAL, EXIT_USAGE, write_json_atomic
+
+DEFAULT_SUBMISSION = REPO_ROOT / "student_template" / "attention.py"
+
+
+def _progress(stage: str, detail: str, elapsed: float) -> None:
+    from .run import STAGE_NAMES
+    if stage == "done":
+        return
+    print(f"  [{elapsed:6.1f} s] {STAGE_NAMES.get(stage, stage)}{': ' + detail if detail else ''}",
+          file=sys.stderr, flush=True)
+
+
+def cmd_grade(args) -> int:
+    from .run import grade
+    from .summary import format_result
+    cfg = config_mod.load(args.config, hidden=args.hidden, seed=args.seed)
+    cfg = config_mod.with_timeouts(cfg, compile=args.timeout_compile, run=args.timeout_run)
+    print(f"grading {args.submission} ...", file=sys.stderr, flush=True)
+    result = grade(args.submission, cfg, backend=args.backend, bench=not args.no_bench,
+                   progress=None if args.quiet else _progress)
+    print(format_result(result), end="")
+    if args.json:
+        write_json_atomic(args.json, result.to_json())
+        print(f"results written to {args.json}")
+    return result.exit_code
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m grader", description="Grade attention kernels.")
+    sub = p.add_subparsers(dest="command", required=True)
+    g = sub.add_parser("grade", help="compile, check and benchmark one submission")
+    g.add_argument("submission", nargs="?", default=str(DEFAULT_SUBMISSION),
+                   help="a .py file, a folder holding one, or a reference .cpp/.cu "
+                        "(default: student_template/attention.py)")
+    g.add_argument("--backend", choices=["auto", "cpu", "cuda"], default="auto")
+    g.add_argument("--json", metavar="PATH", help="write the results document here")
+    g.add_argument("--config", default=str(config_mod.DEFAULT_CONFIG), help="assignment config")
+    g.add_argument("--hidden", metavar="FILE", help="instructor-only TOML with hidden configs/seed")
+    g.add_argument("--seed", type=int, help="secret seed for the check inputs")
+    g.add_argument("--timeout-compile", type=float, metavar="S")
+    g.add_argument("--timeout-run", type=float, metavar="S", help="check and bench timeouts")
+    g.add_argument("--no-bench", action="store_true", help="only compile and check")
+    g.add_argument("--quiet", action="store_true", help="no progress lines")
+    g.set_defaults(func=cmd_grade)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from .run import GraderError
+    try:
+        return args.func(args)
+    except (ConfigError, GraderError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:  # noqa: BLE001 - the grader's own bug: say so, briefly
+        print(f"internal error in the grader: {type(e).__name__}: {e} "
+              "(please report it with the command you ran)", file=sys.stderr)
+        if Path(REPO_ROOT / ".debug").exists():
+            raise
+        return EXIT_INTERNAL

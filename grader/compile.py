@@ -1,0 +1,271 @@
+"""Stage 2, compile: build a kernel source with `torch.utils.cpp_extension.load_inline`.
+
+How a build is made fast (measured in grader/NOTES.md):
+- Each build folder is keyed by a hash of everything that affects the binary, under
+  the ignored cache folder; unchanged sources are never recompiled (a failed build
+  is remembered too, with its log).
+- The source is compiled with the grader's lean `<torch/extension.h>` first on the
+  include path (`grader/prelude/`), and without pybind11: one appended C function,
+  `grader_attention_entry`, hands the address of `attention` to a small binding
+  module built once (`grader/dispatch.cpp`). If the lean build fails because a name
+  is missing, it is rebuilt against the real torch headers.
+- `#line` directives make the compiler report lines of the student's `.py` file.
+"""
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from .config import REPO_ROOT, Config
+from .parse import Source
+from .result import CompileResult
+
+PRELUDE_DIR = Path(__file__).resolve().parent / "prelude"
+DISPATCH_SRC = Path(__file__).resolve().parent / "dispatch.cpp"
+ENTRY_FILE = "grader_entry"   # the file name compile errors in the appended entry carry
+BUILD_VERSION = "2"           # bump when the way builds are made changes
+SIGNATURE = "torch::Tensor attention(torch::Tensor q, torch::Tensor k, torch::Tensor v)"
+
+# The entry point appended to every kernel source. The static_cast makes the
+# compiler check the contract's exact signature.
+ENTRY_CODE = """
+extern "C" __attribute__((visibility("default"))) void* grader_attention_entry() {
+    using Fn = at::Tensor (*)(at::Tensor, at::Tensor, at::Tensor);
+    return reinterpret_cast<void*>(static_cast<Fn>(&attention));
+}
+"""
+
+# Compiler messages that mean "a name is missing": the lean headers may lack it.
+_MISSING_NAME = re.compile(r"not declared|is not a member of|has no member named|incomplete type|"
+                           r"does not name a type|no matching function|No such file or directory|"
+                           r"is undefined|has no member|not a class, namespace")
+_MAX_LOG_LINES = 40
+
+
+def cache_root() -> Path:
+    """Where builds live: $GRADER_CACHE, else `.cache/grader` in the repo (git-ignored)."""
+    return Path(os.environ.get("GRADER_CACHE", REPO_ROOT / ".cache" / "grader"))
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A built kernel: call it like `attention(q, k, v)`."""
+    library: str
+    address: int
+
+    def __call__(self, q, k, v):
+        return _dispatch().call_kernel(self.address, q, k, v)
+
+
+@contextmanager
+def _locked(path: Path):
+    """Hold an exclusive lock on `path` (two graders never build one folder at once)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _torch_key() -> str:
+    import sys
+
+    import torch
+    return f"{torch.__version__}|{torch.version.cuda}|{sys.version_info[:2]}"
+
+
+_DISPATCH = None
+
+
+def _dispatch():
+    """The binding module (built once per torch install; ~40 s the first time)."""
+    global _DISPATCH
+    if _DISPATCH is None:
+        from torch.utils.cpp_extension import load_inline
+        text = DISPATCH_SRC.read_text()
+        key = hashlib.sha256(f"{_torch_key()}|{text}".encode()).hexdigest()[:12]
+        build = cache_root() / f"dispatch-{key}"
+        build.mkdir(parents=True, exist_ok=True)
+        with _locked(build.with_suffix(".lock")):
+            _DISPATCH = load_inline(f"grader_dispatch_{key}", [text], build_directory=str(build),
+                                    extra_cflags=["-O2"], with_cuda=False, verbose=False)
+    return _DISPATCH
+
+
+def prepare() -> float:
+    """Build (or load) the binding module; returns the seconds it took."""
+    t0 = time.perf_counter()
+    _dispatch()
+    return time.perf_counter() - t0
+
+
+def annotate(src: Source) -> str:
+    """The source as compiled: `#line` directives map each line to the `.py` file."""
+    lines = src.text.split("\n")
+    out = [f'#line {src.file_line(1)} "{src.file}"']
+    for i, line in enumerate(lines):
+        if i > 0:
+            expected = src.file_line(i) + 1
+            actual = src.file_line(i + 1)
+            if actual != expected and not lines[i - 1].rstrip().endswith("\\"):
+                out.append(f'#line {actual} "{src.file}"')
+        out.append(line)
+    out.append(f'#line 1 "{ENTRY_FILE}"')
+    out.append(ENTRY_CODE)
+    return "\n".join(out)
+
+
+def _cuda_arch(cfg: Config) -> str:
+    if cfg.cuda_arch != "auto":
+        return cfg.cuda_arch
+    import torch
+    if torch.cuda.is_available():
+        major, minor = torch.cuda.get_device_capability()
+        return f"{major}.{minor}"
+    return "9.0"
+
+
+def _build_args(src: Source, cfg: Config, lean: bool) -> dict:
+    """Everything that goes into a build, and so into its hash."""
+    includes = [str(PRELUDE_DIR)] if lean else []
+    args = {"cflags": list(cfg.cpp_flags), "ldflags": list(cfg.cpp_ldflags),
+            "includes": includes, "kind": src.kind}
+    if src.kind == "cuda":
+        arch = _cuda_arch(cfg)
+        code = arch.replace(".", "")
+        args["cuda_flags"] = list(cfg.cuda_flags) + [f"-gencode=arch=compute_{code},code=sm_{code}"]
+    return args
+
+
+def source_hash(src: Source, cfg: Config) -> str:
+    """Key of a build folder: changes whenever anything that affects the binary does."""
+    h = hashlib.sha256()
+    for part in (BUILD_VERSION, _torch_key(), annotate(src), json.dumps(_build_args(src, cfg, True)),
+                 (PRELUDE_DIR / "torch" / "extension.h").read_text()):
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()[:16]
+
+
+def trim_log(raw: str, file: str) -> str:
+    """Keep the compiler's diagnostics about the student's file; drop build-tool noise."""
+    kept: list[str] = []
+    in_diagnostic = False
+    for line in raw.splitlines():
+        if re.match(r"^\[\d+/\d+\]|^FAILED:|^ninja: |^Error building extension|^\S*(c\+\+|g\+\+|nvcc|gcc)\s", line):
+            in_diagnostic = False
+            continue
+        is_ours = line.startswith(f"{file}:") or line.startswith(f"{ENTRY_FILE}:")
+        if is_ours or "error" in line.lower() and not line.startswith("In file included"):
+            kept.append(line)
+            in_diagnostic = is_ours
+        elif in_diagnostic and re.match(r"^\s*\d*\s*\|", line):
+            kept.append(line)       # the source echo and caret under a diagnostic
+        else:
+            in_diagnostic = False
+    if not kept:
+        kept = [ln for ln in raw.splitlines() if ln.strip()][-_MAX_LOG_LINES:]
+    if len(kept) > _MAX_LOG_LINES:
+        extra = len(kept) - _MAX_LOG_LINES
+        kept = kept[:_MAX_LOG_LINES] + [f"... {extra} more lines (full log: build.log in the build folder)"]
+    log = "\n".join(kept)
+    if f"{ENTRY_FILE}:" in log:
+        log = (f"the grader could not find `{SIGNATURE}` with exactly that signature; define it "
+               f"at namespace scope (not static, not in a namespace).\n" + log)
+    return log
+
+
+def echo_source(log: str, src: Source) -> str:
+    """Under each `file:L:C: error/warning` line, show line L of the student's file and
+    a caret (gcc cannot: the file it was told about by #line is not in the build folder)."""
+    by_file_line: dict[int, str] = {}
+    for i, text in enumerate(src.text.split("\n"), start=1):
+        by_file_line.setdefault(src.file_line(i), text)
+    pattern = re.compile(rf"^{re.escape(src.file)}:(\d+):(\d+): (?:fatal )?(error|warning)")
+    out = []
+    lines = log.splitlines()
+    for n, line in enumerate(lines):
+        out.append(line)
+        m = pattern.match(line)
+        already_echoed = n + 1 < len(lines) and re.match(r"^\s*\d+\s*\|", lines[n + 1])
+        if m and not already_echoed and int(m.group(1)) in by_file_line:
+            code = by_file_line[int(m.group(1))]
+            out.append(f"{int(m.group(1)):>5} | {code}")
+            out.append(f"{'':>5} | {' ' * (int(m.group(2)) - 1)}^")
+    return "\n".join(out)
+
+
+def _run_load_inline(src: Source, cfg: Config, build: Path, name: str, lean: bool) -> str:
+    """Build `src` into `build`; return the path of the shared library."""
+    from torch.utils.cpp_extension import load_inline
+    args = _build_args(src, cfg, lean)
+    text = annotate(src)
+    kwargs = dict(name=name, build_directory=str(build), extra_cflags=args["cflags"],
+                  extra_ldflags=args["ldflags"], extra_include_paths=args["includes"],
+                  is_python_module=False, no_implicit_headers=True, verbose=False)
+    if src.kind == "cuda":
+        kwargs.update(cpp_sources=[""], cuda_sources=[text], extra_cuda_cflags=args["cuda_flags"],
+                      with_cuda=True)
+    else:
+        kwargs.update(cpp_sources=[text], with_cuda=False)
+    load_inline(**kwargs)
+    return str(build / f"{name}.so")
+
+
+def compile_source(src: Source, cfg: Config) -> tuple[CompileResult, Kernel | None]:
+    """Build `src` (or reuse an identical earlier build) and load it."""
+    key = source_hash(src, cfg)
+    name = f"attn_{src.kind}_{key}"
+    root = cache_root() / "build" / name
+    marker = root / "RESULT.json"
+    with _locked(root.with_suffix(".lock")):
+        if marker.is_file():
+            prev = json.loads(marker.read_text())
+            cached = CompileResult(ok=prev["ok"], seconds=0.0, log=prev["log"], cached=True,
+                                   module=name, build_dir=str(root))
+            return cached, (_load(prev["library"]) if prev["ok"] else None)
+        t0 = time.perf_counter()
+        ok, library, log = _build(src, cfg, root, name)
+        seconds = time.perf_counter() - t0
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        (root / "RESULT.json.tmp").write_text(json.dumps(
+            {"ok": ok, "library": library, "log": log, "seconds": seconds}))
+        os.replace(root / "RESULT.json.tmp", marker)
+    result = CompileResult(ok=ok, seconds=round(seconds, 2), log=log, module=name, build_dir=str(root))
+    return result, (_load(library) if ok else None)
+
+
+def _build(src: Source, cfg: Config, root: Path, name: str) -> tuple[bool, str, str]:
+    """Lean build, and a full-header build if the lean one misses a name."""
+    notes = []
+    for lean in (True, False):
+        build = root / ("lean" if lean else "full")
+        if build.exists():
+            shutil.rmtree(build)
+        build.mkdir(parents=True)
+        try:
+            library = _run_load_inline(src, cfg, build, name, lean)
+            return True, library, "\n".join(notes)
+        except RuntimeError as e:
+            raw = str(e)
+            (build / "build.log").write_text(raw)
+            if lean and _MISSING_NAME.search(raw):
+                notes.append("(rebuilt against the full torch headers: the lean ones lack a name "
+                             "this source uses)")
+                continue
+            return False, "", echo_source(trim_log(raw, src.file), src)
+    raise AssertionError("unreachable")
+
+
+def _load(library: str) -> Kernel:
+    return Kernel(library=library, address=_dispatch().open_kernel(library))

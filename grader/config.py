@@ -1,0 +1,213 @@
+"""Load and validate the assignment config (`assignment/config.toml`).
+
+The config is the assignment as data: correctness shapes and tolerance, benchmark
+sizes, timing repetitions and per-stage timeouts. A wrong key or value raises
+`ConfigError` with a sentence that names it; the CLI prints that one line.
+"""
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_CONFIG = REPO_ROOT / "assignment" / "config.toml"
+
+
+class ConfigError(Exception):
+    """The instructor's config is wrong; the message says where and how to fix it."""
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One problem size: q, k, v are (B, H, S, D) float32."""
+    B: int
+    H: int
+    S: int
+    D: int
+
+    def as_dict(self) -> dict:
+        return {"B": self.B, "H": self.H, "S": self.S, "D": self.D}
+
+    def __str__(self) -> str:
+        return f"B={self.B} H={self.H} S={self.S} D={self.D}"
+
+
+@dataclass(frozen=True)
+class Config:
+    tolerance: float
+    seed: int
+    configs: tuple[Shape, ...]          # public correctness configs
+    hidden_configs: tuple[Shape, ...]   # instructor-only, never printed in full
+    bench_shapes: tuple[Shape, ...]
+    warmup_reps: int
+    min_reps: int
+    max_reps: int
+    rep_ms: float
+    threads: int                        # 0 = all cores
+    timeout_compile: float
+    timeout_check: float
+    timeout_bench: float
+    cpp_flags: tuple[str, ...] = ("-O3",)
+    cpp_ldflags: tuple[str, ...] = ()
+    cuda_flags: tuple[str, ...] = ("-O3",)
+    cuda_arch: str = "auto"
+    seed_is_secret: bool = False        # True when the seed came from --hidden / --seed
+    source: str = str(DEFAULT_CONFIG)
+
+    @property
+    def all_checks(self) -> tuple[Shape, ...]:
+        return self.configs + self.hidden_configs
+
+    def to_json(self) -> dict:
+        """Everything a child process needs to rebuild this config (hidden parts included)."""
+        return {
+            "tolerance": self.tolerance, "seed": self.seed,
+            "configs": [s.as_dict() for s in self.configs],
+            "hidden_configs": [s.as_dict() for s in self.hidden_configs],
+            "bench_shapes": [s.as_dict() for s in self.bench_shapes],
+            "warmup_reps": self.warmup_reps, "min_reps": self.min_reps,
+            "max_reps": self.max_reps, "rep_ms": self.rep_ms, "threads": self.threads,
+            "timeout_compile": self.timeout_compile, "timeout_check": self.timeout_check,
+            "timeout_bench": self.timeout_bench, "cpp_flags": list(self.cpp_flags),
+            "cpp_ldflags": list(self.cpp_ldflags), "cuda_flags": list(self.cuda_flags),
+            "cuda_arch": self.cuda_arch, "seed_is_secret": self.seed_is_secret,
+            "source": self.source,
+        }
+
+    @staticmethod
+    def from_json(d: dict) -> "Config":
+        shapes = lambda key: tuple(Shape(**s) for s in d[key])  # noqa: E731
+        flags = {k: tuple(d[k]) for k in ("cpp_flags", "cpp_ldflags", "cuda_flags")}
+        return Config(**{**d, **flags, "configs": shapes("configs"),
+                         "hidden_configs": shapes("hidden_configs"),
+                         "bench_shapes": shapes("bench_shapes")})
+
+
+_SCHEMA = {
+    "assignment": {"name": str, "title": str},
+    "correctness": {"tolerance": float, "seed": int, "configs": list},
+    "benchmark": {"B": int, "H": int, "D": int, "S": list, "warmup_reps": int,
+                  "min_reps": int, "max_reps": int, "rep_ms": float, "threads": int},
+    "compile": {"cpp_flags": list, "cpp_ldflags": list, "cuda_flags": list, "cuda_arch": str},
+    "timeouts": {"compile": float, "check": float, "bench": float},
+}
+_TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", list: "a list"}
+_HIDDEN_SCHEMA = {"correctness": {"seed": int, "configs": list}}
+
+
+def _check_keys(data: dict, schema: dict, where: str, required: bool = True) -> None:
+    for section, value in data.items():
+        if section not in schema:
+            raise ConfigError(f"{where}: unknown section [{section}] "
+                              f"(expected one of {', '.join(sorted(schema))})")
+        if not isinstance(value, dict):
+            raise ConfigError(f"{where}: [{section}] must be a table")
+        for key, val in value.items():
+            if key not in schema[section]:
+                raise ConfigError(f"{where}: unknown key '{key}' in [{section}] "
+                                  f"(expected one of {', '.join(sorted(schema[section]))})")
+            want = schema[section][key]
+            ok = isinstance(val, want) and not isinstance(val, bool)
+            if want is float:
+                ok = isinstance(val, (int, float)) and not isinstance(val, bool)
+            if not ok:
+                raise ConfigError(f"{where}: [{section}] {key} = {val!r} must be {_TYPE_NAMES[want]}")
+    if required:
+        for section, keys in schema.items():
+            for key in keys:
+                if key not in data.get(section, {}):
+                    raise ConfigError(f"{where}: missing key '{key}' in [{section}]")
+
+
+def _positive(value, what: str, where: str) -> None:
+    if value <= 0:
+        raise ConfigError(f"{where}: {what} = {value!r} must be > 0")
+
+
+def _shapes(items: list, where: str, section: str) -> tuple[Shape, ...]:
+    shapes = []
+    for i, item in enumerate(items):
+        label = f"{where}: [[{section}]] entry {i + 1}"
+        if not isinstance(item, dict) or set(item) != {"B", "H", "S", "D"}:
+            raise ConfigError(f"{label} must have exactly the keys B, H, S, D (got {item!r})")
+        for key, val in item.items():
+            if not isinstance(val, int) or isinstance(val, bool) or val <= 0:
+                raise ConfigError(f"{label}: {key} = {val!r} must be a positive integer")
+        shapes.append(Shape(**item))
+    return tuple(shapes)
+
+
+def _read_toml(path: Path) -> dict:
+    try:
+        return tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"config file {path} does not exist") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path}: not valid TOML ({e})") from None
+
+
+def load(path: Path | str = DEFAULT_CONFIG, hidden: Path | str | None = None,
+         seed: int | None = None) -> Config:
+    """Read and validate the config; `hidden` adds instructor-only configs and seed."""
+    path = Path(path)
+    data = _read_toml(path)
+    where = str(path)
+    _check_keys(data, _SCHEMA, where)
+    corr, bench, tmo = data["correctness"], data["benchmark"], data["timeouts"]
+    configs = _shapes(corr["configs"], where, "correctness.configs")
+    if not configs:
+        raise ConfigError(f"{where}: [correctness] needs at least one config")
+    _positive(corr["tolerance"], "[correctness] tolerance", where)
+    sizes = bench["S"]
+    if not sizes or not all(isinstance(s, int) and not isinstance(s, bool) and s > 0 for s in sizes):
+        raise ConfigError(f"{where}: [benchmark] S = {sizes!r} must be a non-empty list of positive integers")
+    for key in ("B", "H", "D", "min_reps", "max_reps", "rep_ms"):
+        _positive(bench[key], f"[benchmark] {key}", where)
+    if bench["warmup_reps"] < 0 or bench["threads"] < 0:
+        raise ConfigError(f"{where}: [benchmark] warmup_reps and threads must be >= 0")
+    if bench["min_reps"] > bench["max_reps"]:
+        raise ConfigError(f"{where}: [benchmark] min_reps must be <= max_reps")
+    for key in ("compile", "check", "bench"):
+        _positive(tmo[key], f"[timeouts] {key}", where)
+    comp = data["compile"]
+    for key in ("cpp_flags", "cpp_ldflags", "cuda_flags"):
+        if not all(isinstance(f, str) for f in comp[key]):
+            raise ConfigError(f"{where}: [compile] {key} must be a list of strings")
+    arch = comp["cuda_arch"]
+    if arch != "auto" and not all(p.isdigit() for p in arch.rstrip("a").split(".")):
+        raise ConfigError(f"{where}: [compile] cuda_arch = {arch!r} must be \"auto\" or like \"9.0\"")
+
+    hidden_configs: tuple[Shape, ...] = ()
+    final_seed = corr["seed"]
+    if hidden is not None:
+        hpath = Path(hidden)
+        hdata = _read_toml(hpath)
+        _check_keys(hdata, _HIDDEN_SCHEMA, str(hpath), required=False)
+        hcorr = hdata.get("correctness", {})
+        hidden_configs = _shapes(hcorr.get("configs", []), str(hpath), "correctness.configs")
+        final_seed = hcorr.get("seed", final_seed)
+    if seed is not None:
+        final_seed = seed
+    secret = final_seed != corr["seed"] or (hidden is not None and "seed" in hcorr)
+    return Config(
+        tolerance=float(corr["tolerance"]), seed=int(final_seed), configs=configs,
+        hidden_configs=hidden_configs,
+        bench_shapes=tuple(Shape(bench["B"], bench["H"], s, bench["D"]) for s in sizes),
+        warmup_reps=bench["warmup_reps"], min_reps=bench["min_reps"],
+        max_reps=bench["max_reps"], rep_ms=float(bench["rep_ms"]), threads=bench["threads"],
+        timeout_compile=float(tmo["compile"]), timeout_check=float(tmo["check"]),
+        timeout_bench=float(tmo["bench"]), cpp_flags=tuple(comp["cpp_flags"]),
+        cpp_ldflags=tuple(comp["cpp_ldflags"]), cuda_flags=tuple(comp["cuda_flags"]),
+        cuda_arch=arch, seed_is_secret=secret, source=where,
+    )
+
+
+def with_timeouts(cfg: Config, compile: float | None = None, run: float | None = None) -> Config:
+    """Override per-stage timeouts (batch mode's --timeout-compile / --timeout-run)."""
+    changes = {}
+    if compile is not None:
+        changes["timeout_compile"] = compile
+    if run is not None:
+        changes.update(timeout_check=run, timeout_bench=run)
+    return replace(cfg, **changes)

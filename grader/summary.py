@@ -1,0 +1,62 @@
+"""The terminal summary of a grade: compile line, correctness table, benchmark table, verdict."""
+from __future__ import annotations
+
+from .result import GradeResult
+
+VERDICT_HELP = {
+    "ok": "correct on every config",
+    "not_implemented": "the kernel says it is not implemented yet: write it in the template",
+    "compile_error": "fix the compiler errors above (line numbers are lines of your .py file)",
+    "wrong_answer": "the output is wrong: see the table above",
+    "runtime_error": "the kernel raised an error or crashed",
+    "timeout": "a stage ran past its time limit (an infinite loop, or far too slow)",
+    "invalid_submission": "the file is not a valid submission",
+    "cheat_suspected": "the kernel did something a submission must not do",
+}
+
+
+def _ms(x: float | None) -> str:
+    return "-" if x is None else (f"{x:.3f}" if x < 10 else f"{x:.1f}")
+
+
+def _err(x: float | None) -> str:
+    return "-" if x is None else f"{x:.2e}"
+
+
+def format_result(r: GradeResult) -> str:
+    out = [f"submission: {r.submission['path']}",
+           f"backend:    {r.backend} ({r.backend_reason})"]
+    if r.system:
+        dev = r.system.get("gpu") or r.system.get("cpu")
+        out.append(f"device:     {dev}; torch {r.system.get('torch')}; {r.system.get('threads')} threads")
+    if r.compile is not None:
+        c = r.compile
+        how = "reused an identical earlier build, nothing compiled" if c.cached else f"{c.seconds:.1f} s"
+        out.append(f"compile:    {'ok' if c.ok else 'FAILED'} ({how})")
+        if c.log:
+            out += ["", *("  " + ln for ln in c.log.splitlines()), ""]
+    if r.checks:
+        out += ["", f"correctness (pass iff max_err < {r.config['tolerance']:g}, truth in float64):",
+                f"  {'config':<10} {'B':>3} {'H':>3} {'S':>5} {'D':>4}  {'max_err':>9}  result"]
+        for c in r.checks:
+            shape = c.config or {}
+            dims = " ".join(f"{shape.get(k, '?'):>{w}}" for k, w in (("B", 3), ("H", 3), ("S", 5), ("D", 4)))
+            out.append(f"  {c.name:<10} {dims}  {_err(c.max_err):>9}  {'pass' if c.passed else 'FAIL'}")
+            if c.message:
+                out.append(f"      {c.message}")
+            for m in c.mismatches:
+                out.append(f"      at {m.index}: got {m.got:.6g}, expected {m.expected:.6g}")
+    if r.bench:
+        method = r.timing.get("method", "?")
+        out += ["", f"benchmark (median ms, {method}; slowdown = yours / SDPA):",
+                f"  {'B':>2} {'H':>3} {'S':>5} {'D':>4}  {'yours':>9} {'SDPA':>9} {'slowdown':>9} "
+                f"{'naive':>9} {'fused':>9} {'yours GFLOP/s':>14}"]
+        for b in r.bench:
+            slow = "-" if b.slowdown is None else f"{b.slowdown:.2f}x"
+            gf = "-" if b.student_gflops is None else f"{b.student_gflops:.1f}"
+            out.append(f"  {b.B:>2} {b.H:>3} {b.S:>5} {b.D:>4}  {_ms(b.student_ms):>9} {_ms(b.sdpa_ms):>9} "
+                       f"{slow:>9} {_ms(b.naive_ms):>9} {_ms(b.fused_ms):>9} {gf:>14}")
+        out.append("  naive / fused: the course's reference kernels, timed in the same run")
+    out += ["", f"verdict: {r.verdict}" + (f" - {r.message}" if r.message else ""),
+            f"         {VERDICT_HELP[r.verdict]}" if r.verdict != "ok" else ""]
+    return "\n".join(out).rstrip() + "\n"

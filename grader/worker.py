@@ -1,0 +1,197 @@
+"""The child process that runs untrusted code: compile, check and bench one submission.
+
+`python -m grader.worker WORKDIR` reads WORKDIR/request.json and reports through
+files only: one line per stage in WORKDIR/progress.jsonl (so the parent can apply
+each stage's timeout) and the results so far in WORKDIR/state.json, rewritten
+atomically after every step, so that a crash or a kill keeps what was learnt.
+Its stdout/stderr are never parsed.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from .config import REPO_ROOT, Config
+from .parse import Source
+from .result import write_json_atomic
+
+REFERENCES = {"cpu": {"naive": "reference/naive.cpp", "fused": "reference/fused.cpp"},
+              "cuda": {"naive": "reference/naive.cu", "fused": "reference/fused.cu"}}
+
+
+class StudentError(Exception):
+    """The student's kernel raised while being benchmarked."""
+
+
+def guarded(kernel):
+    """`kernel`, with its exceptions turned into StudentError."""
+    def call(q, k, v):
+        try:
+            return kernel(q, k, v)
+        except Exception as exc:  # noqa: BLE001
+            raise StudentError(exc) from exc
+    return call
+
+
+class Worker:
+    def __init__(self, workdir: Path):
+        self.workdir = workdir
+        self.request = json.loads((workdir / "request.json").read_text())
+        self.cfg = Config.from_json(self.request["config"])
+        self.backend = self.request["backend"]
+        self.device = "cuda" if self.backend == "cuda" else "cpu"
+        self.state = {"compile": None, "checks": [], "failures": [], "bench": [],
+                      "references": {}, "system": {}, "timing": {}, "stage_seconds": {},
+                      "verdict": None, "message": "", "done": False}
+        self._stage_start = time.perf_counter()
+        self._stage = None
+
+    # -- reporting --------------------------------------------------------------
+    def stage(self, name: str, detail: str = "") -> None:
+        """Start a stage: the parent applies that stage's timeout from now on."""
+        now = time.perf_counter()
+        if self._stage is not None:
+            secs = self.state["stage_seconds"].get(self._stage, 0.0) + now - self._stage_start
+            self.state["stage_seconds"][self._stage] = round(secs, 3)
+        self._stage, self._stage_start = name, now
+        with open(self.workdir / "progress.jsonl", "a") as f:
+            f.write(json.dumps({"stage": name, "detail": detail, "t": time.time()}) + "\n")
+            f.flush()
+
+    def save(self) -> None:
+        write_json_atomic(self.workdir / "state.json", self.state)
+
+    def finish(self, verdict: str, message: str) -> None:
+        self.stage("done")
+        self.state.update(verdict=verdict, message=message, done=True)
+        self.save()
+
+    # -- stages -----------------------------------------------------------------
+    def run(self) -> None:
+        import torch
+
+        from . import compile as build
+        from .system import describe
+
+        threads = self.request["threads"]
+        torch.set_num_threads(threads)
+        self.state["system"] = describe(self.backend, threads)
+        self.save()
+
+        self.stage("prepare", "the grader's binding module")
+        build.prepare()
+        src = Source(**{**self.request["source"], "line_map": tuple(self.request["source"]["line_map"])})
+        self.stage("compile", f"{src.file} ({src.kind})")
+        result, kernel = build.compile_source(src, self.cfg)
+        self.state["compile"] = asdict(result)
+        self.save()
+        if not result.ok:
+            return self.finish("compile_error", "the kernel did not compile")
+
+        if not self.run_checks(kernel):
+            return
+        if self.request.get("bench", True):
+            references = self.build_references(build)
+            self.run_bench(kernel, references)
+        else:
+            self.finish("ok", "correct on every config (benchmark skipped)")
+
+    def run_checks(self, kernel) -> bool:
+        from .check import check
+        poison = None
+        if self.device == "cuda":
+            from .gpu import poison_allocator
+            poison = poison_allocator
+
+        def on_config(name, shape, hidden):
+            self.stage("check", name if hidden else f"{name}: {shape}")
+        results = check(kernel, self.cfg.configs, self.cfg.hidden_configs, self.cfg.seed,
+                        self.cfg.tolerance, self.device, poison, on_config)
+        self.state["checks"] = [asdict(r) for r, _ in results]
+        self.state["failures"] = [kind for _, kind in results]
+        self.save()
+        kinds = set(self.state["failures"]) - {""}
+        for verdict in ("not_implemented", "runtime_error", "wrong_answer"):
+            if verdict in kinds:
+                first = next(r for r, kind in results if kind == verdict)
+                self.finish(verdict, f"{first.name}: {first.message}")
+                return False
+        return True
+
+    def build_references(self, build) -> dict:
+        """The reference kernels, built through the same path as the student's."""
+        from .parse import parse_file
+        kernels = {}
+        for name, rel in REFERENCES[self.backend].items():
+            path = REPO_ROOT / rel
+            if not path.is_file():
+                self.state["references"][name] = {"ok": False, "log": f"{rel} is missing"}
+                kernels[name] = None
+                continue
+            self.stage("compile-references", rel)
+            src = parse_file(path, name).sources[self.backend if self.backend == "cuda" else "cpp"]
+            result, kernel = build.compile_source(src, self.cfg)
+            self.state["references"][name] = {"ok": result.ok, "seconds": result.seconds,
+                                              "cached": result.cached, "log": result.log}
+            kernels[name] = kernel
+        self.save()
+        return kernels
+
+    def run_bench(self, kernel, references: dict) -> None:
+        from .check import exception_message, failure_kind
+        try:
+            self._run_bench(guarded(kernel), references)
+        except StudentError as exc:
+            cause = exc.__cause__
+            self.finish(failure_kind(cause), f"attention raised during the benchmark "
+                        f"({self.state.get('bench_size', '')}): {exception_message(cause)}")
+
+    def _run_bench(self, kernel, references: dict) -> None:
+        seed = self.cfg.seed + 1
+
+        def on_size(shape):
+            self.state["bench_size"] = str(shape)
+            self.stage("bench", str(shape))
+        if self.device == "cuda":
+            from .gpu import bench_cuda
+            rows, timing = bench_cuda(kernel, references, self.cfg, seed, on_size)
+        else:
+            from .bench import bench
+            rows = bench(kernel, references, self.cfg, seed, on_size)
+            timing = {"method": "cpu-perf_counter", "description":
+                      "time.perf_counter around each call; kernels interleaved; median of "
+                      "repeated calls on 3 rotating input sets after warm-up",
+                      "warmup_reps": self.cfg.warmup_reps, "min_reps": self.cfg.min_reps,
+                      "max_reps": self.cfg.max_reps, "threads": self.request["threads"]}
+        self.state["bench"] = [asdict(r) for r in rows]
+        self.state["timing"] = timing
+        self.save()
+        for row in rows:
+            err = row.recheck_max_err
+            if err is None or not err < self.cfg.tolerance:
+                shown = "no usable output" if err is None else f"max_err {err:.3g}"
+                return self.finish("wrong_answer", f"wrong on the benchmark inputs at S={row.S} "
+                                   f"({shown}); it was right on the check configs")
+        self.finish("ok", "correct on every config")
+
+
+def main() -> None:
+    workdir = Path(sys.argv[1])
+    worker = Worker(workdir)
+    try:
+        worker.run()
+    except Exception as exc:  # noqa: BLE001 - report, the parent turns it into a verdict
+        import traceback
+        worker.state["internal_error"] = traceback.format_exc()[-4000:]
+        worker.state["message"] = f"{type(exc).__name__}: {exc}"[:1000]
+        worker.save()
+        sys.exit(3)
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    main()

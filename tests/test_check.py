@@ -1,0 +1,69 @@
+"""grader/check.py: the comparison rules on literal tensors, and the float64 truth."""
+import math
+
+import torch
+import torch.nn.functional as F
+
+from grader.check import compare, failure_kind, make_inputs, truth, exception_message
+from grader.config import Shape
+
+
+def _qkv(S=5, D=4):
+    return make_inputs(Shape(1, 2, S, D), seed=1)
+
+
+def test_truth_matches_sdpa_in_float64():
+    q, k, v = _qkv()
+    expected = F.scaled_dot_product_attention(q.double(), k.double(), v.double())
+    assert torch.allclose(truth(q, k, v), expected, atol=1e-12)
+
+
+def test_inputs_are_reproducible_and_seed_dependent():
+    a, b = make_inputs(Shape(1, 1, 3, 2), 7), make_inputs(Shape(1, 1, 3, 2), 7)
+    assert all(torch.equal(x, y) for x, y in zip(a, b))
+    assert not torch.equal(make_inputs(Shape(1, 1, 3, 2), 8)[0], a[0])
+
+
+def test_exact_output_passes_with_zero_error():
+    q, k, v = _qkv()
+    expected = truth(q, k, v)
+    max_err, message, mismatches = compare(expected.float(), q, k, v, expected, 1e-3)
+    assert message == "" and max_err < 1e-6 and mismatches == ()
+
+
+def test_one_wrong_element_is_reported_with_its_index():
+    q, k, v = _qkv()
+    expected = truth(q, k, v)
+    out = expected.float().clone()
+    out[0, 1, 3, 2] += 0.5
+    max_err, message, mismatches = compare(out, q, k, v, expected, 1e-3)
+    assert math.isclose(max_err, 0.5, rel_tol=1e-5)
+    assert "max_err 0.5 >= tolerance 0.001 (1 of 40 elements off)" in message
+    assert mismatches[0].index == (0, 1, 3, 2)
+    assert math.isclose(mismatches[0].got - mismatches[0].expected, 0.5, rel_tol=1e-5)
+
+
+def test_error_just_below_tolerance_passes_and_at_tolerance_fails():
+    q, k, v = _qkv()
+    expected = truth(q, k, v)
+    below = expected.clone(); below[0, 0, 0, 0] += 0.9e-3
+    at = expected.clone(); at[0, 0, 0, 0] += 1.1e-3
+    assert compare(below.float(), q, k, v, expected, 1e-3)[1] == ""
+    assert compare(at.float(), q, k, v, expected, 1e-3)[1] != ""
+
+
+def test_nan_shape_dtype_and_type_each_have_their_message():
+    q, k, v = _qkv()
+    expected = truth(q, k, v)
+    nan = expected.float().clone(); nan[0, 0, 1, 1] = float("nan")
+    assert "1 NaN/Inf values (first at index (0, 0, 1, 1))" in compare(nan, q, k, v, expected, 1e-3)[1]
+    assert "shape" in compare(expected.float()[..., :2], q, k, v, expected, 1e-3)[1]
+    assert "dtype is torch.float64" in compare(expected, q, k, v, expected, 1e-3)[1]
+    assert "returned NoneType" in compare(None, q, k, v, expected, 1e-3)[1]
+
+
+def test_not_implemented_is_recognised_from_the_message():
+    err = RuntimeError("attention: not implemented yet (write your kernel)\nException raised from x at y")
+    assert failure_kind(err) == "not_implemented"
+    assert exception_message(err) == "attention: not implemented yet (write your kernel)"
+    assert failure_kind(RuntimeError("index out of range")) == "runtime_error"

@@ -1,0 +1,81 @@
+"""grader/run.py end to end: every known-good and known-bad submission gets its verdict.
+
+Each case names the verdict and a phrase the message (or compile log) must contain,
+so a grader that gives the right verdict for the wrong reason fails too.
+"""
+import pytest
+
+from conftest import REPO, SUBMISSIONS
+
+CASES = [
+    # (fixture, verdict, phrase in message)
+    ("student_template/attention.py", "not_implemented", "not implemented yet"),
+    ("correct/scalar_loop.py", "ok", "correct on every config"),
+    ("wrong/wrong_scaling.py", "wrong_answer", "max_err"),
+    ("wrong/partial_tile_ignored.py", "wrong_answer", "config 2"),
+    ("wrong/mutates_inputs.py", "wrong_answer", "modified its input q"),
+    ("wrong/nan_output.py", "wrong_answer", "NaN/Inf"),
+    ("wrong/returns_input.py", "wrong_answer", "shares memory with input q"),
+    ("wrong/wrong_shape.py", "wrong_answer", "shape"),
+    ("crash/raises_error.py", "runtime_error", "only supports S < 200"),
+    ("crash/segfault.py", "runtime_error", "SIGSEGV"),
+    ("crash/infinite_loop.py", "timeout", "took longer than the"),
+    ("invalid/compile_error.py", "compile_error", "did not compile"),
+    ("invalid/wrong_signature.py", "compile_error", "did not compile"),
+    ("invalid/no_source.py", "invalid_submission", "no _CPP_SRC or _CUDA_SRC"),
+    ("invalid/syntax_error.py", "invalid_submission", "syntax error"),
+    ("invalid/computed_source.py", "invalid_submission", "string literal"),
+]
+
+
+def _path(name):
+    return REPO / name if name.startswith("student_template") else SUBMISSIONS / name
+
+
+@pytest.mark.parametrize("name,verdict,phrase", CASES, ids=[c[0] for c in CASES])
+def test_verdict(grade_cpu, name, verdict, phrase):
+    result = grade_cpu(_path(name))
+    assert result.verdict == verdict, result.message
+    assert phrase in result.message
+
+
+def test_partial_tile_passes_the_multiple_of_32_configs(grade_cpu):
+    result = grade_cpu(SUBMISSIONS / "wrong" / "partial_tile_ignored.py")
+    passed = {c.name: c.passed for c in result.checks}
+    assert passed == {"config 1": True, "config 2": False, "config 3": True}
+    bad = next(c for c in result.checks if not c.passed)
+    assert bad.mismatches and bad.mismatches[0].index[2] >= 320   # rows past the last full tile
+
+
+def test_every_config_reports_max_err_when_wrong(grade_cpu):
+    result = grade_cpu(SUBMISSIONS / "wrong" / "wrong_scaling.py")
+    assert len(result.checks) == 3
+    assert all(c.max_err is not None and c.max_err >= 1e-3 and not c.passed for c in result.checks)
+    assert all(c.mismatches for c in result.checks)
+
+
+def test_compile_error_log_points_at_the_py_file(grade_cpu):
+    result = grade_cpu(SUBMISSIONS / "invalid" / "compile_error.py")
+    assert "compile_error.py:10:" in result.compile.log
+
+
+def test_segfault_keeps_what_was_learnt_before_the_crash(grade_cpu):
+    result = grade_cpu(SUBMISSIONS / "invalid" / "compile_error.py")
+    assert result.compile is not None and not result.compile.ok
+
+
+def test_ok_submission_is_benchmarked_against_sdpa_and_references(grade_cpu, cfg):
+    result = grade_cpu(SUBMISSIONS / "correct" / "scalar_loop.py", bench=True)
+    assert result.verdict == "ok", result.message
+    assert [b.S for b in result.bench] == [s.S for s in cfg.bench_shapes]
+    for row in result.bench:
+        assert row.student_ms > 0 and row.sdpa_ms > 0 and row.naive_ms > 0 and row.fused_ms > 0
+        assert row.slowdown == pytest.approx(row.student_ms / row.sdpa_ms)
+        assert row.recheck_max_err < 1e-3
+        assert row.timings["student"].reps >= cfg.min_reps
+    assert result.timing["method"] == "cpu-perf_counter"
+    assert result.system["threads"] >= 1 and result.system["torch"]
+
+
+def test_wrong_answers_are_not_benchmarked(grade_cpu):
+    assert grade_cpu(SUBMISSIONS / "wrong" / "wrong_scaling.py").bench == ()
