@@ -5,6 +5,10 @@
 #   make grade [SUBMISSION=path] [BACKEND=auto|cpu|cuda]   grade one submission
 #   make demo                                               grade the reference kernels
 #   make test                                               the test suite (CPU; GPU tests skip)
+#   make check-compile [SUBMISSION=path]                    compile only (nvcc works without a GPU)
+#   make test-gpu                                           the GPU tests (on a GPU machine)
+#   make bench-reference                                    reference kernels vs SDPA, table
+#   make fidelity [SUBMISSION=path]                         5 grades of one submission: timing spread
 
 SUBMISSION ?= student_template/attention.py
 BACKEND ?= auto
@@ -13,7 +17,7 @@ OUT ?= report
 # evaluated once, on first use
 PYTHON = $(eval PYTHON := $(shell tools/python.sh))$(PYTHON)
 
-.PHONY: grade demo test clean-cache
+.PHONY: grade demo test test-gpu check-compile bench-reference fidelity clean-cache
 
 grade:
 	@$(PYTHON) -m grader grade $(SUBMISSION) --backend $(BACKEND) --json $(OUT)/results.json
@@ -28,6 +32,18 @@ demo:
 
 test:
 	@$(PYTHON) -m pytest -q
+
+test-gpu:
+	@$(PYTHON) -m pytest -q -m gpu
+
+check-compile:
+	@$(PYTHON) -m grader check-compile $(SUBMISSION)
+
+bench-reference:
+	@$(PYTHON) tools/bench_reference.py --json $(OUT)/bench-reference.json
+
+fidelity:
+	@$(PYTHON) tools/fidelity.py $(if $(filter student_template/attention.py,$(SUBMISSION)),reference/fused.cu,$(SUBMISSION))
 
 clean-cache:
 	rm -rf .cache/grader

@@ -28,11 +28,23 @@ def make_inputs(shape: Shape, seed: int, device: str = "cpu") -> tuple[torch.Ten
     return tuple(torch.randn(size, generator=gen, dtype=torch.float32).to(device) for _ in range(3))
 
 
+TRUTH_CHUNK_BYTES = 1 << 29   # above 512 MiB of float64 scores, compute head by head
+
+
 def truth(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-    """softmax(q kᵀ / √D) v in float64 on the CPU: the reference every kernel is held to."""
-    q64, k64, v64 = (t.detach().to("cpu", torch.float64) for t in (q, k, v))
-    scores = q64 @ k64.transpose(-1, -2) / math.sqrt(q.shape[-1])
-    return torch.softmax(scores, dim=-1) @ v64
+    """softmax(q kᵀ / √D) v in float64, on the inputs' device: the reference every
+    kernel is held to. Shapes (batch, heads, seq, head_dim)."""
+    B, H, S, D = q.shape
+    q64, k64, v64 = (t.detach().to(torch.float64) for t in (q, k, v))
+    scale = 1.0 / math.sqrt(D)
+    if B * H * S * S * 8 <= TRUTH_CHUNK_BYTES:
+        return torch.softmax(q64 @ k64.transpose(-1, -2) * scale, dim=-1) @ v64
+    out = torch.empty_like(q64)
+    for b in range(B):
+        for h in range(H):
+            scores = q64[b, h] @ k64[b, h].T * scale
+            out[b, h] = torch.softmax(scores, dim=-1) @ v64[b, h]
+    return out
 
 
 def exception_message(exc: BaseException) -> str:
@@ -86,11 +98,11 @@ def check_one(kernel, shape: Shape, seed: int, tolerance: float, name: str,
     """Run the kernel on one config. Returns the result and its failure kind
     ("" when passed, else "wrong_answer", "runtime_error" or "not_implemented")."""
     q, k, v = make_inputs(shape, seed, device)
-    expected = truth(q, k, v)
+    expected = truth(q, k, v).cpu()
     args = tuple(t.clone() for t in (q, k, v))     # the kernel never sees our copies
     config = None if hidden else shape.as_dict()
     if poison is not None:
-        poison()
+        poison(q)   # fill torch's free GPU memory with NaN: unwritten outputs show up
     t0 = time.perf_counter()
     try:
         out = kernel(*args)
@@ -129,4 +141,6 @@ def check(kernel, shapes: tuple[Shape, ...], hidden: tuple[Shape, ...], seed: in
         # each config gets its own seed, derived from the run's seed
         results.append(check_one(kernel, shape, seed * 1000 + i, tolerance, name, device,
                                  is_hidden, poison))
+        if device != "cpu" and results[-1][1] == "runtime_error":
+            break   # after a CUDA fault the context is unusable: nothing more can run
     return results

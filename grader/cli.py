@@ -40,6 +40,32 @@ def cmd_grade(args) -> int:
     return result.exit_code
 
 
+def cmd_check_compile(args) -> int:
+    from . import compile as build
+    from .parse import parse
+    from .result import VERDICTS
+    cfg = config_mod.load(args.config)
+    sub = parse(args.submission)
+    if not sub.ok:
+        print(f"invalid submission: {sub.error}")
+        return VERDICTS["invalid_submission"]
+    kinds = [k for k in ("cuda", "cpp") if k in sub.sources and args.only in ("all", k)]
+    if not kinds:
+        print(f"{sub.file} has no {'_CUDA_SRC' if args.only == 'cuda' else '_CPP_SRC'} to compile")
+        return VERDICTS["invalid_submission"]
+    failed = False
+    for kind in kinds:
+        var = "_CUDA_SRC" if kind == "cuda" else "_CPP_SRC"
+        print(f"compiling {var} of {sub.file} ({'nvcc' if kind == 'cuda' else 'c++'}, no GPU needed) ...",
+              flush=True)
+        result = build.compile_only(sub.sources[kind], cfg)
+        print(f"  {'ok' if result.ok else 'FAILED'} ({result.seconds:.1f} s)")
+        if result.log:
+            print("\n".join("  " + ln for ln in result.log.splitlines()))
+        failed |= not result.ok
+    return VERDICTS["compile_error"] if failed else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m grader", description="Grade attention kernels.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -57,6 +83,11 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--no-bench", action="store_true", help="only compile and check")
     g.add_argument("--quiet", action="store_true", help="no progress lines")
     g.set_defaults(func=cmd_grade)
+    c = sub.add_parser("check-compile", help="compile without running (nvcc works without a GPU)")
+    c.add_argument("submission", nargs="?", default=str(DEFAULT_SUBMISSION))
+    c.add_argument("--only", choices=["all", "cuda", "cpp"], default="all")
+    c.add_argument("--config", default=str(config_mod.DEFAULT_CONFIG))
+    c.set_defaults(func=cmd_check_compile)
     return p
 
 

@@ -29,6 +29,7 @@ from .parse import Source
 from .result import CompileResult
 
 PRELUDE_DIR = Path(__file__).resolve().parent / "prelude"
+CPU_WHEEL_PRELUDE = Path(__file__).resolve().parent / "prelude_cpu_wheel"
 DISPATCH_SRC = Path(__file__).resolve().parent / "dispatch.cpp"
 ENTRY_FILE = "grader_entry"   # the file name compile errors in the appended entry carry
 BUILD_VERSION = "2"           # bump when the way builds are made changes
@@ -191,17 +192,21 @@ def echo_source(log: str, src: Source) -> str:
     by_file_line: dict[int, str] = {}
     for i, text in enumerate(src.text.split("\n"), start=1):
         by_file_line.setdefault(src.file_line(i), text)
-    pattern = re.compile(rf"^{re.escape(src.file)}:(\d+):(\d+): (?:fatal )?(error|warning)")
+    # gcc: "file:L:C: error: ..."; nvcc's front end: "file(L): error: ..."
+    pattern = re.compile(rf"^{re.escape(src.file)}(?::(\d+):(\d+):|\((\d+)\):) (?:fatal )?(error|warning)")
     out = []
     lines = log.splitlines()
     for n, line in enumerate(lines):
         out.append(line)
         m = pattern.match(line)
         already_echoed = n + 1 < len(lines) and re.match(r"^\s*\d+\s*\|", lines[n + 1])
-        if m and not already_echoed and int(m.group(1)) in by_file_line:
-            code = by_file_line[int(m.group(1))]
-            out.append(f"{int(m.group(1)):>5} | {code}")
-            out.append(f"{'':>5} | {' ' * (int(m.group(2)) - 1)}^")
+        if not m or already_echoed:
+            continue
+        line_no = int(m.group(1) or m.group(3))
+        if line_no in by_file_line:
+            out.append(f"{line_no:>5} | {by_file_line[line_no]}")
+            if m.group(2):
+                out.append(f"{'':>5} | {' ' * (int(m.group(2)) - 1)}^")
     return "\n".join(out)
 
 
@@ -269,3 +274,59 @@ def _build(src: Source, cfg: Config, root: Path, name: str) -> tuple[bool, str, 
 
 def _load(library: str) -> Kernel:
     return Kernel(library=library, address=_dispatch().open_kernel(library))
+
+
+# ---- compile only (no GPU, no linking): `make check-compile` -------------------------
+
+def _nvcc() -> str:
+    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
+    candidates = [os.path.join(home, "bin", "nvcc")] if home else []
+    candidates += [shutil.which("nvcc") or "", "/usr/local/cuda/bin/nvcc"]
+    for path in candidates:
+        if path and os.path.isfile(path):
+            return path
+    raise FileNotFoundError("nvcc not found: install the CUDA toolkit or set CUDA_HOME")
+
+
+def _compile_only_cmd(src: Source, cfg: Config, path: Path, lean: bool) -> list[str]:
+    import sysconfig
+
+    from torch.utils.cpp_extension import include_paths
+    args = _build_args(src, cfg, lean)
+    includes = [f"-I{p}" for p in args["includes"]]
+    torch_includes = include_paths()
+    for p in torch_includes + [sysconfig.get_paths()["include"]]:
+        includes += ["-isystem", p]
+    generated = Path(torch_includes[0]) / "c10" / "cuda" / "impl" / "cuda_cmake_macros.h"
+    if src.kind == "cuda" and not generated.exists():   # a CPU wheel: see the stand-in's comment
+        includes += ["-isystem", str(CPU_WHEEL_PRELUDE)]
+    common = ["-DTORCH_API_INCLUDE_EXTENSION_H", "-DTORCH_EXTENSION_NAME=check", "-std=c++20"]
+    if src.kind == "cuda":
+        return [_nvcc(), "-c", str(path), "-o", os.devnull, *common, *includes,
+                *args["cuda_flags"], "-Xcompiler", "-fPIC"]
+    return ["c++", "-fsyntax-only", str(path), *common, *includes, *args["cflags"], "-fPIC"]
+
+
+def compile_only(src: Source, cfg: Config) -> CompileResult:
+    """Compile `src` without linking or loading it: for machines without a GPU (nvcc
+    only). Errors are mapped to the student's file like a real build's."""
+    import subprocess
+    import tempfile
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="check-compile-") as tmp:
+        path = Path(tmp) / ("kernel.cu" if src.kind == "cuda" else "kernel.cpp")
+        path.write_text(annotate(src))
+        for lean in (True, False):
+            try:
+                proc = subprocess.run(_compile_only_cmd(src, cfg, path, lean), capture_output=True,
+                                      text=True, timeout=cfg.timeout_compile)
+            except subprocess.TimeoutExpired:
+                return CompileResult(ok=False, seconds=round(time.perf_counter() - t0, 2),
+                                     log=f"the compiler ran longer than {cfg.timeout_compile:g} s")
+            raw = proc.stdout + proc.stderr
+            if proc.returncode == 0:
+                return CompileResult(ok=True, seconds=round(time.perf_counter() - t0, 2), log="")
+            if not (lean and _MISSING_NAME.search(raw)):
+                break
+    return CompileResult(ok=False, seconds=round(time.perf_counter() - t0, 2),
+                         log=echo_source(trim_log(raw, src.file), src))

@@ -1,0 +1,123 @@
+"""The CUDA side of check and bench: poisoned memory, device-side timing, SDPA's backend.
+
+Timing uses the maintained implementations in `triton.testing`:
+- `do_bench`: CUDA events around each call, the L2 cache flushed (a 256 MB buffer
+  zeroed) before every call, warm-up excluded, median of the calls.
+- `do_bench_cudagraph`: the calls captured in a CUDA graph and replayed, which strips
+  the CPU launch overhead that dominates at small S (the L2 is not flushed).
+The headline figure of a size is the graph figure when S <= GRAPH_MAX_S and every
+kernel could be captured (a kernel that launches on the legacy default stream or
+synchronises cannot), else the do_bench figure. Each row records its method.
+"""
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from .bench import flops
+from .check import make_inputs, truth
+from .config import Config, Shape
+from .result import BenchRow, Timing
+
+GRAPH_MAX_S = 256          # at and below this S, launch overhead is a large share
+POISON_COPIES = 4
+
+
+def poison_allocator(like: torch.Tensor) -> None:
+    """Leave NaN-filled blocks of the output's size in torch's caching allocator, so
+    the student's `empty_like(q)` gets NaN memory and unwritten elements show up."""
+    blocks = [torch.full_like(like, float("nan")) for _ in range(POISON_COPIES)]
+    torch.cuda.synchronize()
+    del blocks   # back to the cache, still full of NaN
+
+
+def sdpa_backend(q: torch.Tensor) -> str:
+    """The backend F.scaled_dot_product_attention picks for these inputs."""
+    try:
+        from torch.nn.attention import SDPBackend
+        return SDPBackend(torch._fused_sdp_choice(q, q, q)).name
+    except Exception:  # noqa: BLE001 - private API: best effort
+        return "unknown"
+
+
+def _timing(times_ms: list[float]) -> Timing:
+    t = torch.tensor(times_ms, dtype=torch.float64)
+    q1, med, q3 = (float(x) for x in torch.quantile(t, torch.tensor([0.25, 0.5, 0.75], dtype=torch.float64)))
+    return Timing(median_ms=med, min_ms=float(t.min()), max_ms=float(t.max()), iqr_ms=q3 - q1,
+                  reps=len(times_ms))
+
+
+def time_events(fn) -> Timing:
+    """triton do_bench: events, L2 flushed before each call, median."""
+    from triton.testing import do_bench
+    q = do_bench(fn, warmup=25, rep=200, quantiles=[0.0, 0.25, 0.5, 0.75, 1.0])
+    return Timing(median_ms=q[2], min_ms=q[0], max_ms=q[4], iqr_ms=q[3] - q[1], reps=-1)
+
+
+def time_graph(fn) -> Timing | None:
+    """triton do_bench_cudagraph: replays of a captured graph; None if `fn` cannot be captured."""
+    from triton.testing import do_bench_cudagraph
+    try:
+        q = do_bench_cudagraph(fn, rep=100, quantiles=[0.0, 0.25, 0.5, 0.75, 1.0])
+    except Exception:  # noqa: BLE001 - capture refused (default stream, sync, ...)
+        torch.cuda.synchronize()
+        return None
+    return Timing(median_ms=q[2], min_ms=q[0], max_ms=q[4], iqr_ms=q[3] - q[1], reps=-1)
+
+
+def bench_cuda(student, references: dict, cfg: Config, seed: int, on_size=None,
+               shapes: tuple[Shape, ...] | None = None) -> tuple[list[BenchRow], dict]:
+    """Benchmark rows for every size (CUDA) and the description of the method."""
+    rows, backends, methods = [], {}, {}
+    for i, shape in enumerate(shapes or cfg.bench_shapes):
+        if on_size is not None:
+            on_size(shape)
+        q, k, v = make_inputs(shape, seed * 1000 + 100 + 10 * i, "cuda")
+        backends[shape.S] = sdpa_backend(q)
+        last = {}
+
+        def student_call(q=q, k=k, v=v):
+            last["out"] = student(q, k, v)
+            return last["out"]
+        kernels = {"student": student_call, "sdpa": lambda q=q, k=k, v=v: F.scaled_dot_product_attention(q, k, v)}
+        for name, fn in references.items():
+            if fn is not None:
+                kernels[name] = (lambda fn=fn, q=q, k=k, v=v: fn(q, k, v))
+        events = {name: time_events(fn) for name, fn in kernels.items()}
+        graphs = {name: time_graph(fn) for name, fn in kernels.items()} if shape.S <= GRAPH_MAX_S else {}
+        use_graph = bool(graphs) and all(t is not None for t in graphs.values())
+        headline = graphs if use_graph else events
+        methods[shape.S] = "do_bench_cudagraph" if use_graph else "do_bench"
+        torch.cuda.synchronize()
+        recheck = _recheck(last.get("out"), (q, k, v))
+        rows.append(_row(shape, headline, events, graphs, recheck))
+    timing = {
+        "method": "triton.testing (do_bench_cudagraph at S <= %d when capturable, else do_bench)" % GRAPH_MAX_S,
+        "method_by_S": methods,
+        "description": "device-side CUDA event timing; do_bench flushes the L2 before every call and "
+                       "reports the median after warm-up; do_bench_cudagraph replays a captured graph "
+                       "to remove CPU launch overhead",
+        "sdpa_backend_by_S": backends,
+    }
+    return rows, timing
+
+
+def _recheck(out, inputs) -> float | None:
+    if not isinstance(out, torch.Tensor) or tuple(out.shape) != tuple(inputs[0].shape):
+        return None
+    err = (out.detach().double() - truth(*inputs).to(out.device)).abs().max()
+    return float(err) if torch.isfinite(err) else float("nan")
+
+
+def _row(shape: Shape, headline: dict, events: dict, graphs: dict, recheck) -> BenchRow:
+    ms = {name: t.median_ms for name, t in headline.items()}
+    timings = {f"{name}": t for name, t in headline.items()}
+    timings.update({f"{name}_do_bench": t for name, t in events.items()})
+    timings.update({f"{name}_cudagraph": t for name, t in graphs.items() if t is not None})
+    student, base = ms.get("student"), ms.get("sdpa")
+    n_flops = flops(shape)
+    return BenchRow(S=shape.S, B=shape.B, H=shape.H, D=shape.D, student_ms=student, sdpa_ms=base,
+                    slowdown=student / base if student and base else None,
+                    naive_ms=ms.get("naive"), fused_ms=ms.get("fused"), flops=n_flops,
+                    student_gflops=n_flops / (student * 1e6) if student else None,
+                    timings=timings, recheck_max_err=recheck)

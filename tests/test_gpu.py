@@ -1,0 +1,71 @@
+"""The CUDA path on a real GPU (`pytest -m gpu` on the GPU machine; skipped elsewhere)."""
+import pytest
+
+from grader.run import grade
+
+from conftest import REPO, SUBMISSIONS
+
+pytestmark = pytest.mark.gpu
+GPU = SUBMISSIONS / "gpu"
+
+
+@pytest.fixture(scope="module")
+def grade_cuda(cfg):
+    memo = {}
+
+    def run(path, bench=False):
+        if (path, bench) not in memo:
+            memo[(path, bench)] = grade(path, cfg, backend="cuda", bench=bench)
+        return memo[(path, bench)]
+    return run
+
+
+@pytest.mark.parametrize("name", ["naive", "fused"])
+def test_cuda_reference_is_ok_within_1e4(grade_cuda, name):
+    result = grade_cuda(REPO / "reference" / f"{name}.cu", bench=True)
+    assert result.verdict == "ok", result.message
+    assert result.backend == "cuda"
+    assert all(c.max_err <= 1e-4 for c in result.checks), [c.max_err for c in result.checks]
+    assert all(b.recheck_max_err <= 1e-4 for b in result.bench)
+    assert result.system["gpu"] and result.system["sm_count"] > 0
+    assert all(b.sdpa_ms > 0 and b.naive_ms > 0 and b.fused_ms > 0 for b in result.bench)
+
+
+@pytest.mark.parametrize("D", [64, 128])
+@pytest.mark.parametrize("S", [1, 31, 64, 65, 200, 1000])
+def test_cuda_references_at_odd_sizes(S, D):
+    """Partial tiles in every position, against float64, through the grader's build."""
+    import torch
+    from grader import compile as build
+    from grader.check import make_inputs, truth
+    from grader.config import Shape, load
+    from grader.parse import parse
+    cfg = load()
+    q, k, v = make_inputs(Shape(2, 3, S, D), seed=S * D, device="cuda")
+    expected = truth(q, k, v)
+    for name in ("naive", "fused"):
+        _, kernel = build.compile_source(parse(REPO / "reference" / f"{name}.cu").sources["cuda"], cfg)
+        err = (kernel(q, k, v).double() - expected).abs().max().item()
+        assert err <= 1e-4, (name, S, D, err)
+    torch.cuda.synchronize()
+
+
+CASES = [
+    ("correct_rows.py", "ok", "correct"),
+    ("never_launches.py", "wrong_answer", "NaN"),
+    ("never_writes_tail.py", "wrong_answer", "NaN"),
+    ("out_of_bounds.py", "runtime_error", "illegal memory access"),
+    ("hangs.py", "timeout", "took longer than"),
+]
+
+
+@pytest.mark.parametrize("name,verdict,phrase", CASES, ids=[c[0] for c in CASES])
+def test_gpu_verdicts(grade_cuda, name, verdict, phrase):
+    result = grade_cuda(GPU / name)
+    assert result.verdict == verdict, result.message
+    assert phrase in result.message
+
+
+def test_partial_tile_defect_fails_only_the_odd_config(grade_cuda):
+    result = grade_cuda(GPU / "never_writes_tail.py")
+    assert [c.passed for c in result.checks] == [True, False, True]

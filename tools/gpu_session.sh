@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Everything the GPU machine must show, in one call; logs go to $OUT (or /tmp/gpu-out).
+#   tools/gpu_session.sh [phase ...]   phases: system grade compile tests bench fidelity demo
+# (default: all). Each phase prints a header; a failing phase does not stop the others.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/gpu-out}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+PY=$(tools/python.sh)
+phases=${*:-system grade compile tests bench fidelity}
+step() { echo; echo "=== $* ($(date +%T))"; }
+
+for phase in $phases; do case $phase in
+system)
+    step system
+    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv
+    $PY -c "import torch, triton; p = torch.cuda.get_device_properties(0); print('torch', torch.__version__, 'cuda', torch.version.cuda, 'triton', triton.__version__, p.name, p.multi_processor_count, 'SMs')"
+    nproc ;;
+grade)
+    step "grade the reference fused kernel as a submission (cold cache: binding module + kernel + references)"
+    make grade SUBMISSION=reference/fused.cu OUT="$OUT" 2>&1 | tee "$OUT/grade_fused.txt" ;;
+compile)
+    step "compile time of a changed _CUDA_SRC (after the shared parts are built)"
+    mkdir -p /tmp/edit
+    for i in 1 2; do
+        { echo '_CUDA_SRC = r"""'; cat reference/fused.cu; echo "// edit $i $(date +%s%N)"; echo '"""'; } > /tmp/edit/attention_$i.py
+        $PY -m grader grade /tmp/edit/attention_$i.py --no-bench --quiet | grep -E "^compile|^verdict"
+    done
+    step "nvcc phases for a .cu including the grader's lean <torch/extension.h>"
+    T=$($PY -c "import torch.utils.cpp_extension as c; print(' '.join('-isystem ' + p for p in c.include_paths(device_type='cuda')))" 2>/dev/null || $PY -c "import torch.utils.cpp_extension as c; print(' '.join('-isystem ' + p for p in c.include_paths(True)))")
+    printf '#include <torch/extension.h>\n__global__ void k(float* x) { x[0] = 1; }\n' > /tmp/edit/t.cu
+    nvcc -c /tmp/edit/t.cu -o /dev/null -std=c++20 -Igrader/prelude $T -isystem $($PY -c "import sysconfig; print(sysconfig.get_paths()['include'])") -O3 -arch=sm_90 -Xcompiler -fPIC --time /tmp/edit/nvtime.csv && awk -F, 'NR>1 {printf "%-24s %8.0f ms\n", $2, $(NF-1)}' /tmp/edit/nvtime.csv ;;
+tests)
+    step "pytest -m gpu"
+    $PY -m pytest -q -m gpu -p no:cacheprovider 2>&1 | tee "$OUT/pytest_gpu.txt" | tail -30 ;;
+bench)
+    step "make bench-reference"
+    $PY tools/bench_reference.py --json "$OUT/bench_reference.json" 2>&1 | tee "$OUT/bench_reference.txt" ;;
+fidelity)
+    step "timing fidelity: 5 grades of reference/fused.cu"
+    $PY tools/fidelity.py reference/fused.cu 2>&1 | tee "$OUT/fidelity.txt" ;;
+demo)
+    step "make demo"
+    make demo OUT="$OUT" 2>&1 | tee "$OUT/demo.txt" ;;
+*) echo "unknown phase $phase" ;;
+esac; done
