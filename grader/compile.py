@@ -32,7 +32,7 @@ PRELUDE_DIR = Path(__file__).resolve().parent / "prelude"
 CPU_WHEEL_PRELUDE = Path(__file__).resolve().parent / "prelude_cpu_wheel"
 DISPATCH_SRC = Path(__file__).resolve().parent / "dispatch.cpp"
 ENTRY_FILE = "grader_entry"   # the file name compile errors in the appended entry carry
-BUILD_VERSION = "2"           # bump when the way builds are made changes
+BUILD_VERSION = "3"           # bump when the way builds are made changes
 SIGNATURE = "torch::Tensor attention(torch::Tensor q, torch::Tensor k, torch::Tensor v)"
 
 # The entry point appended to every kernel source. The static_cast makes the
@@ -47,7 +47,8 @@ extern "C" __attribute__((visibility("default"))) void* grader_attention_entry()
 # Compiler messages that mean "a name is missing": the lean headers may lack it.
 _MISSING_NAME = re.compile(r"not declared|is not a member of|has no member named|incomplete type|"
                            r"does not name a type|no matching function|No such file or directory|"
-                           r"is undefined|has no member|not a class, namespace")
+                           r"is undefined|has no member|not a class, namespace|redefinition|"
+                           r"ambiguous|previously declared")
 _MAX_LOG_LINES = 40
 
 
