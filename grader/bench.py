@@ -97,4 +97,4 @@ def make_row(shape: Shape, timings: dict, recheck: float | None) -> BenchRow:
     return BenchRow(S=shape.S, B=shape.B, H=shape.H, D=shape.D, student_ms=student, sdpa_ms=base,
                     slowdown=slowdown, naive_ms=ms.get("naive"), fused_ms=ms.get("fused"),
                     flops=n_flops, student_gflops=(n_flops / (student * 1e6) if student else None),
-                    timings=timings, recheck_max_err=recheck)
+                    timings=timings, recheck_max_err=recheck, fused_opt_ms=ms.get("fused_opt"))

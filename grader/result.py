@@ -84,6 +84,7 @@ class BenchRow:
     student_gflops: float | None
     timings: dict = field(default_factory=dict)   # kernel -> Timing
     recheck_max_err: float | None = None          # student's error on the timed inputs
+    fused_opt_ms: float | None = None             # "fused (optimised)" reference, where there is one
 
 
 @dataclass(frozen=True)

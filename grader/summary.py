@@ -48,15 +48,18 @@ def format_result(r: GradeResult) -> str:
                 out.append(f"      at {m.index}: got {m.got:.6g}, expected {m.expected:.6g}")
     if r.bench:
         method = r.timing.get("method", "?")
+        opt = any(b.fused_opt_ms is not None for b in r.bench)
         out += ["", f"benchmark (median ms, {method}; slowdown = yours / SDPA):",
                 f"  {'B':>2} {'H':>3} {'S':>5} {'D':>4}  {'yours':>9} {'SDPA':>9} {'slowdown':>9} "
-                f"{'naive':>9} {'fused':>9} {'yours GFLOP/s':>14}"]
+                f"{'naive':>9} {'fused':>9}{' fused-opt' if opt else ''} {'yours GFLOP/s':>14}"]
         for b in r.bench:
             slow = "-" if b.slowdown is None else f"{b.slowdown:.2f}x"
             gf = "-" if b.student_gflops is None else f"{b.student_gflops:.1f}"
             out.append(f"  {b.B:>2} {b.H:>3} {b.S:>5} {b.D:>4}  {_ms(b.student_ms):>9} {_ms(b.sdpa_ms):>9} "
-                       f"{slow:>9} {_ms(b.naive_ms):>9} {_ms(b.fused_ms):>9} {gf:>14}")
-        out.append("  naive / fused: the course's reference kernels, timed in the same run")
+                       f"{slow:>9} {_ms(b.naive_ms):>9} {_ms(b.fused_ms):>9}"
+                       + (f" {_ms(b.fused_opt_ms):>9}" if opt else "") + f" {gf:>14}")
+        out.append("  naive / fused" + (" / fused-opt (tensor cores, 3xTF32)" if opt else "")
+                   + ": the course's reference kernels, timed in the same run")
     out += ["", f"verdict: {r.verdict}" + (f" - {r.message}" if r.message else ""),
             f"         {VERDICT_HELP[r.verdict]}" if r.verdict != "ok" else ""]
     return "\n".join(out).rstrip() + "\n"

@@ -20,7 +20,8 @@ from .parse import Source
 from .result import write_json_atomic
 
 REFERENCES = {"cpu": {"naive": "reference/naive.cpp", "fused": "reference/fused.cpp"},
-              "cuda": {"naive": "reference/naive.cu", "fused": "reference/fused.cu"}}
+              "cuda": {"naive": "reference/naive.cu", "fused": "reference/fused.cu",
+                       "fused_opt": "reference/fused_tc.cu"}}
 
 
 class StudentError(Exception):

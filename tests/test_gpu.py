@@ -20,7 +20,7 @@ def grade_cuda(cfg):
     return run
 
 
-@pytest.mark.parametrize("name", ["naive", "fused"])
+@pytest.mark.parametrize("name", ["naive", "fused", "fused_tc"])
 def test_cuda_reference_is_ok_within_1e4(grade_cuda, name):
     result = grade_cuda(REPO / "reference" / f"{name}.cu", bench=True)
     assert result.verdict == "ok", result.message
@@ -28,7 +28,8 @@ def test_cuda_reference_is_ok_within_1e4(grade_cuda, name):
     assert all(c.max_err <= 1e-4 for c in result.checks), [c.max_err for c in result.checks]
     assert all(b.recheck_max_err <= 1e-4 for b in result.bench)
     assert result.system["gpu"] and result.system["sm_count"] > 0
-    assert all(b.sdpa_ms > 0 and b.naive_ms > 0 and b.fused_ms > 0 for b in result.bench)
+    assert all(b.sdpa_ms > 0 and b.naive_ms > 0 and b.fused_ms > 0 and b.fused_opt_ms > 0
+               for b in result.bench)
 
 
 @pytest.mark.parametrize("D", [64, 128])
@@ -43,7 +44,7 @@ def test_cuda_references_at_odd_sizes(S, D):
     cfg = load()
     q, k, v = make_inputs(Shape(2, 3, S, D), seed=S * D, device="cuda")
     expected = truth(q, k, v)
-    for name in ("naive", "fused"):
+    for name in ("naive", "fused", "fused_tc"):
         _, kernel = build.compile_source(parse(REPO / "reference" / f"{name}.cu").sources["cuda"], cfg)
         err = (kernel(q, k, v).double() - expected).abs().max().item()
         assert err <= 1e-4, (name, S, D, err)

@@ -42,8 +42,9 @@ def gpu_fp32_peak_tflops() -> float | None:
 
 def kernels(kind: str, cfg):
     out = {}
-    for name in ("naive", "fused"):
-        src = parse(REPO / "reference" / f"{name}.{'cu' if kind == 'cuda' else 'cpp'}").sources[kind]
+    files = {"naive": "naive", "fused": "fused", **({"fused_opt": "fused_tc"} if kind == "cuda" else {})}
+    for name, stem in files.items():
+        src = parse(REPO / "reference" / f"{stem}.{'cu' if kind == 'cuda' else 'cpp'}").sources[kind]
         result, kernel = build.compile_source(src, cfg)
         if not result.ok:
             sys.exit(f"reference {name} did not compile:\n{result.log}")
@@ -57,7 +58,7 @@ def max_err(fn, q, k, v, expected) -> float:
 
 
 def run_gpu(cfg) -> list[dict]:
-    from grader.gpu import GRAPH_MAX_S, sdpa_backend, time_events, time_graph
+    from grader.gpu import GRAPH_MAX_S, sdpa_backend, time_events_interleaved, time_graph
     refs = kernels("cuda", cfg)
     peak = gpu_fp32_peak_tflops()
     rows = []
@@ -65,13 +66,12 @@ def run_gpu(cfg) -> list[dict]:
         q, k, v = make_inputs(shape, seed=shape.S + shape.D, device="cuda")
         expected = truth(q, k, v)
         fns = {"sdpa": lambda: sdpa(q, k, v), **{n: (lambda f=f: f(q, k, v)) for n, f in refs.items()}}
-        events = {n: time_events(f).median_ms for n, f in fns.items()}
+        events = {n: t.median_ms for n, t in time_events_interleaved(fns).items()}
         graphs = {n: time_graph(f) for n, f in fns.items()} if shape.S <= GRAPH_MAX_S else {}
         use_graph = bool(graphs) and all(t is not None for t in graphs.values())
         ms = {n: t.median_ms for n, t in graphs.items()} if use_graph else events
-        rows.append(row(shape, ms, peak, "cudagraph" if use_graph else "do_bench", {
-            "naive": max_err(refs["naive"], q, k, v, expected),
-            "fused": max_err(refs["fused"], q, k, v, expected)}, events, sdpa_backend(q)))
+        rows.append(row(shape, ms, peak, "cudagraph" if use_graph else "do_bench",
+                        {n: max_err(f, q, k, v, expected) for n, f in refs.items()}, events, sdpa_backend(q)))
         del expected
         torch.cuda.empty_cache()
     return rows
@@ -91,34 +91,34 @@ def run_cpu(cfg) -> list[dict]:
 
 
 def row(shape, ms, peak, method, errors, events, backend) -> dict:
+    """One table row: times, TFLOP/s, speedup vs SDPA and % of peak for every kernel."""
     n = flops(shape)
-    fused_tflops = n / (ms["fused"] * 1e-3) / 1e12
-    return {"B": shape.B, "H": shape.H, "S": shape.S, "D": shape.D, "method": method,
-            "sdpa_ms": ms["sdpa"], "naive_ms": ms["naive"], "fused_ms": ms["fused"],
-            "sdpa_tflops": n / (ms["sdpa"] * 1e-3) / 1e12, "fused_tflops": fused_tflops,
-            "naive_tflops": n / (ms["naive"] * 1e-3) / 1e12,
-            "fused_speedup_vs_sdpa": ms["sdpa"] / ms["fused"],
-            "naive_speedup_vs_sdpa": ms["sdpa"] / ms["naive"],
-            "fused_pct_of_fp32_peak": (100 * fused_tflops / peak) if peak else None,
-            "max_err": errors, "do_bench_ms": events, "sdpa_backend": backend}
+    r = {"B": shape.B, "H": shape.H, "S": shape.S, "D": shape.D, "method": method,
+         "max_err": errors, "do_bench_ms": events, "sdpa_backend": backend}
+    for name, t in ms.items():
+        tflops = n / (t * 1e-3) / 1e12
+        r[f"{name}_ms"] = t
+        r[f"{name}_tflops"] = tflops
+        r[f"{name}_speedup_vs_sdpa"] = ms["sdpa"] / t
+        r[f"{name}_pct_of_fp32_peak"] = (100 * tflops / peak) if peak else None
+    return r
 
 
 def print_table(rows: list[dict], device: str, peak) -> None:
     unit, scale = ("TFLOP/s", 1.0) if device == "cuda" else ("GFLOP/s", 1e3)
-    print(f"\nreference kernels vs F.scaled_dot_product_attention (fp32) on {torch.cuda.get_device_name(0) if device == 'cuda' else 'CPU'}"
+    names = [n for n in ("sdpa", "naive", "fused", "fused_opt") if f"{n}_ms" in rows[0]]
+    where = torch.cuda.get_device_name(0) if device == "cuda" else "CPU"
+    print(f"\nreference kernels vs F.scaled_dot_product_attention (fp32) on {where}"
           + (f"; fp32 FMA peak {peak:.1f} TFLOP/s" if peak else ""))
-    head = (f"{'B,H,S,D':<16} {'method':<10} {'SDPA ms':>9} {'naive ms':>9} {'fused ms':>9} "
-            f"{'SDPA ' + unit:>14} {'fused ' + unit:>15} {'fused/SDPA':>10} {'naive/SDPA':>10} {'%peak':>6} {'max err (n / f)':>18}")
-    print(head)
-    print("-" * len(head))
+    print("per kernel: time ms | " + unit + " | speedup vs SDPA (> 1: faster than SDPA)"
+          + (" | % of fp32 FMA peak" if peak else "") + "; max error vs float64")
     for r in rows:
-        pct = "-" if r["fused_pct_of_fp32_peak"] is None else f"{r['fused_pct_of_fp32_peak']:.0f}%"
-        shape = f"{r['B']},{r['H']},{r['S']},{r['D']}"
-        print(f"{shape:<16} {r['method']:<10} {r['sdpa_ms']:>9.4f} {r['naive_ms']:>9.4f} {r['fused_ms']:>9.4f} "
-              f"{r['sdpa_tflops'] * scale:>14.2f} {r['fused_tflops'] * scale:>15.2f} "
-              f"{r['fused_speedup_vs_sdpa']:>9.2f}x {r['naive_speedup_vs_sdpa']:>9.2f}x {pct:>6} "
-              f"{r['max_err']['naive']:>8.1e} / {r['max_err']['fused']:.1e}")
-    print("speedup = SDPA time / reference time (> 1: the reference is faster)")
+        print(f"\n  B,H,S,D = {r['B']},{r['H']},{r['S']},{r['D']}  ({r['method']}, SDPA backend {r['sdpa_backend']})")
+        for n in names:
+            pct = "" if r[f"{n}_pct_of_fp32_peak"] is None else f" {r[f'{n}_pct_of_fp32_peak']:>5.0f}%"
+            err = f"  max_err {r['max_err'][n]:.1e}" if n in r["max_err"] else ""
+            print(f"    {n:<10} {r[f'{n}_ms']:>10.4f} ms {r[f'{n}_tflops'] * scale:>9.2f} "
+                  f"{r[f'{n}_speedup_vs_sdpa']:>7.2f}x{pct}{err}")
 
 
 def main() -> None:
