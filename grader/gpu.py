@@ -25,8 +25,8 @@ from .result import BenchRow, Timing
 
 GRAPH_MAX_S = 256          # at and below this S, launch overhead is a large share
 POISON_COPIES = 4
-ROUNDS = 7                 # interleaved rounds per size; the first is a warm-up, discarded
-ROUND_MS = 60              # do_bench time per kernel per round
+ROUNDS = 11                # interleaved rounds per size; the first is a warm-up, discarded
+ROUND_MS = 50              # do_bench time per kernel per round
 
 
 def poison_allocator(like: torch.Tensor) -> None:
