@@ -25,9 +25,8 @@
 //   A (16×8, row): a0 = A[g][t], a1 = A[g+8][t], a2 = A[g][t+4], a3 = A[g+8][t+4]
 //   B (8×8, col):  b0 = B[t][g], b1 = B[t+4][g]
 //   C (16×8):      c0, c1 = C[g][2t], C[g][2t+1];  c2, c3 = C[g+8][2t], C[g+8][2t+1]
-// Shared-memory row strides are padded (D+4, D+8, 64+4 words) so that each of
-// these fragment loads touches 32 different banks. k and v are split into their
-// TF32 halves once, when a block stages them, not by every warp for every product.
+// Shared-memory row strides are padded (D+4, D+8, 64+4 floats) so that each of
+// these fragment loads touches 32 different banks.
 #include <torch/extension.h>
 #include <c10/cuda/CUDAException.h>   // C10_CUDA_CHECK, C10_CUDA_KERNEL_LAUNCH_CHECK
 #include <c10/cuda/CUDAGuard.h>       // CUDAGuard: launch on the inputs' device
@@ -45,17 +44,13 @@ constexpr int kKeys = 64;                 // keys per tile
 constexpr int kThreads = 32 * kWarps;
 constexpr float kLog2e = 1.4426950408889634f;
 
-// k and v are stored already split (big and small TF32 halves), so each element is
-// split once per block rather than once per warp and mma.
 template <int D>
-struct Smem {                              // 4-byte words; strides chosen for conflict-free fragments
+struct Smem {                              // floats; strides chosen for conflict-free fragments
     static constexpr int q_stride = D + 4, k_stride = D + 4, v_stride = D + 8, p_stride = kKeys + 4;
     static constexpr int q = 0;
-    static constexpr int k_big = q + kRows * q_stride;
-    static constexpr int k_small = k_big + kKeys * k_stride;
-    static constexpr int v_big = k_small + kKeys * k_stride;
-    static constexpr int v_small = v_big + kKeys * v_stride;
-    static constexpr int p = v_small + kKeys * v_stride;   // kWarps slices of 16 × p_stride
+    static constexpr int k = q + kRows * q_stride;
+    static constexpr int v = k + kKeys * k_stride;
+    static constexpr int p = v + kKeys * v_stride;      // kWarps slices of 16 × p_stride
     static constexpr size_t bytes = (p + kWarps * 16 * p_stride) * sizeof(float);
 };
 
@@ -73,10 +68,9 @@ __device__ __forceinline__ void split(float x, uint32_t& big, uint32_t& small) {
     small = tf32(x - __uint_as_float(big));
 }
 
-// c += a·b for one 16×8×8 tile (TF32 inputs, fp32 accumulation). Not volatile: it
-// has no side effects, so the compiler may interleave independent products.
+// c += a·b for one 16×8×8 tile (TF32 inputs, fp32 accumulation)
 __device__ __forceinline__ void mma(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
-    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
                  "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
                  : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
@@ -84,7 +78,10 @@ __device__ __forceinline__ void mma(float (&c)[4], const uint32_t (&a)[4], const
 
 // c += a·b with fp32 accuracy: the two correction products first, then the main one
 __device__ __forceinline__ void mma_3xtf32(float (&c)[4], const uint32_t (&a_big)[4], const uint32_t (&a_small)[4],
-                                           const uint32_t (&b_big)[2], const uint32_t (&b_small)[2]) {
+                                           const float (&b)[2]) {
+    uint32_t b_big[2], b_small[2];
+    split(b[0], b_big[0], b_small[0]);
+    split(b[1], b_big[1], b_small[1]);
     mma(c, a_small, b_big);
     mma(c, a_big, b_small);
     mma(c, a_big, b_big);
@@ -119,10 +116,8 @@ fused_tc_kernel(const float* __restrict__ q, const float* __restrict__ k, const 
     constexpr int kDimTiles = D / 8;          // n-tiles of the output
     extern __shared__ float smem[];
     float* q_s = smem + L::q;
-    uint32_t* k_big = reinterpret_cast<uint32_t*>(smem + L::k_big);
-    uint32_t* k_small = reinterpret_cast<uint32_t*>(smem + L::k_small);
-    uint32_t* v_big = reinterpret_cast<uint32_t*>(smem + L::v_big);
-    uint32_t* v_small = reinterpret_cast<uint32_t*>(smem + L::v_small);
+    float* k_s = smem + L::k;
+    float* v_s = smem + L::v;
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
     float* p_s = smem + L::p + warp * 16 * L::p_stride;       // this warp's P slice
     const int row0 = blockIdx.x * kRows, wrow = warp * 16;     // wrow: the warp's rows in q_s
@@ -144,8 +139,7 @@ fused_tc_kernel(const float* __restrict__ q, const float* __restrict__ k, const 
     float l[2] = {0.f, 0.f};                  // running denominators
 
     for (int c0 = 0; c0 < S; c0 += kKeys) {
-        // k and v tiles, 16-byte loads, split into big/small TF32 halves as they are
-        // stored; keys past S are zeros (and masked below)
+        // k and v tiles, 16-byte loads; keys past S are zeros (and masked below)
         for (int idx = tid; idx < kKeys * D / 4; idx += kThreads) {
             const int r = idx / (D / 4), c = (idx % (D / 4)) * 4;
             float4 kx = make_float4(0.f, 0.f, 0.f, 0.f), vx = kx;
@@ -154,13 +148,8 @@ fused_tc_kernel(const float* __restrict__ q, const float* __restrict__ k, const 
                 kx = *reinterpret_cast<const float4*>(k + off);
                 vx = *reinterpret_cast<const float4*>(v + off);
             }
-            uint4 kb, ks, vb, vs;
-            split(kx.x, kb.x, ks.x); split(kx.y, kb.y, ks.y); split(kx.z, kb.z, ks.z); split(kx.w, kb.w, ks.w);
-            split(vx.x, vb.x, vs.x); split(vx.y, vb.y, vs.y); split(vx.z, vb.z, vs.z); split(vx.w, vb.w, vs.w);
-            *reinterpret_cast<uint4*>(k_big + r * L::k_stride + c) = kb;
-            *reinterpret_cast<uint4*>(k_small + r * L::k_stride + c) = ks;
-            *reinterpret_cast<uint4*>(v_big + r * L::v_stride + c) = vb;
-            *reinterpret_cast<uint4*>(v_small + r * L::v_stride + c) = vs;
+            *reinterpret_cast<float4*>(k_s + r * L::k_stride + c) = kx;
+            *reinterpret_cast<float4*>(v_s + r * L::v_stride + c) = vx;
         }
         __syncthreads();   // tiles (and q on the first pass) complete
 
@@ -172,11 +161,10 @@ fused_tc_kernel(const float* __restrict__ q, const float* __restrict__ k, const 
             load_a(q_s, L::q_stride, wrow, kk * 8, g, t, a_big, a_small);
             #pragma unroll
             for (int n = 0; n < kKeys / 8; ++n) {
-                // B[d][key] = k[key][d]: b0 = k[key 8n+g][d 8kk+t], b1 = ... [d + 4]
-                const int at = (n * 8 + g) * L::k_stride + kk * 8 + t;
-                const uint32_t b_big[2] = {k_big[at], k_big[at + 4]};
-                const uint32_t b_small[2] = {k_small[at], k_small[at + 4]};
-                mma_3xtf32(s[n], a_big, a_small, b_big, b_small);
+                // B[d][key] = k[key][d]: b0 = k_s[key 8n+g][d 8kk+t], b1 = ... [d + 4]
+                const float b[2] = {k_s[(n * 8 + g) * L::k_stride + kk * 8 + t],
+                                    k_s[(n * 8 + g) * L::k_stride + kk * 8 + t + 4]};
+                mma_3xtf32(s[n], a_big, a_small, b);
             }
         }
 
@@ -220,14 +208,13 @@ fused_tc_kernel(const float* __restrict__ q, const float* __restrict__ k, const 
             load_a(p_s, L::p_stride, 0, kk * 8, g, t, a_big, a_small);
             #pragma unroll
             for (int n = 0; n < kDimTiles; ++n) {
-                // B[key][d] = v[key][d]: b0 = v[key 8kk+t][d 8n+g], b1 = [key + 4]
-                const int at = (kk * 8 + t) * L::v_stride + n * 8 + g;
-                const uint32_t b_big[2] = {v_big[at], v_big[at + 4 * L::v_stride]};
-                const uint32_t b_small[2] = {v_small[at], v_small[at + 4 * L::v_stride]};
-                mma_3xtf32(o[n], a_big, a_small, b_big, b_small);
+                // B[key][d] = v[key][d]: b0 = v_s[key 8kk+t][d 8n+g], b1 = [key + 4]
+                const float b[2] = {v_s[(kk * 8 + t) * L::v_stride + n * 8 + g],
+                                    v_s[(kk * 8 + t + 4) * L::v_stride + n * 8 + g]};
+                mma_3xtf32(o[n], a_big, a_small, b);
             }
         }
-        __syncthreads();   // everyone is done with the k and v tiles before the next one
+        __syncthreads();   // everyone is done with k_s, v_s before the next tile
     }
 
     // normalise and write rows g and g+8 of the warp: 8-byte stores of dims 8n+2t, +1
@@ -248,7 +235,7 @@ template <int D>
 void launch(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, torch::Tensor& out,
             cudaStream_t stream) {
     const int B = q.size(0), H = q.size(1), S = q.size(2);
-    const size_t bytes = Smem<D>::bytes;   // 104 KiB at D = 64, 184 KiB at D = 128
+    const size_t bytes = Smem<D>::bytes;   // 69 KiB at D = 64, 119 KiB at D = 128
     C10_CUDA_CHECK(cudaFuncSetAttribute(fused_tc_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         static_cast<int>(bytes)));
     const dim3 grid((S + kRows - 1) / kRows, B * H);
