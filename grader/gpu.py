@@ -114,6 +114,10 @@ def bench_cuda(student, references: dict, cfg: Config, seed: int, on_size=None,
         "rounds": ROUNDS - 1, "round_ms": ROUND_MS, "l2_flush": "do_bench only",
         "sdpa_backend_by_S": backends,
     }
+    from .system import _nvidia_smi
+    clocks = _nvidia_smi("clocks.sm,clocks.mem")
+    timing["clock_sm_mhz_after_bench"] = clocks[0] if clocks else None
+    timing["clock_mem_mhz_after_bench"] = clocks[1] if len(clocks) > 1 else None
     return rows, timing
 
 

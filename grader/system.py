@@ -43,8 +43,10 @@ def describe(backend: str, threads: int) -> dict:
             "gpu_memory_bytes": props.total_memory, "cuda": torch.version.cuda,
             "capability": f"{props.major}.{props.minor}",
             "driver": smi[0] if smi else None,
-            "clock_sm_mhz": smi[1] if len(smi) > 1 else None,
-            "clock_mem_mhz": smi[2] if len(smi) > 2 else None,
+            # read before any work: an idle GPU reports its idle clock here; the clock
+            # during timing is in the result's `timing` (clock_sm_mhz_after_bench)
+            "clock_sm_mhz_at_start": smi[1] if len(smi) > 1 else None,
+            "clock_mem_mhz_at_start": smi[2] if len(smi) > 2 else None,
             "clock_sm_max_mhz": smi[3] if len(smi) > 3 else None,
         })
     return info
