@@ -66,6 +66,31 @@ def cmd_check_compile(args) -> int:
     return VERDICTS["compile_error"] if failed else 0
 
 
+def cmd_ncu(args) -> int:
+    import json
+
+    from .ncu import NcuError, format_table, read_files
+    try:
+        profiles = read_files(args.files)
+    except NcuError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.json:
+        print(json.dumps([p.to_json() for p in profiles], indent=2))
+    else:
+        print(format_table(profiles))
+    return 0
+
+
+def cmd_ai(args) -> int:
+    from .ai_model import format_table
+    cfg = config_mod.load(args.config)
+    b = cfg.bench_shapes[0]
+    sizes = args.S or [s.S for s in cfg.bench_shapes]
+    print(format_table([(b.B, b.H, s, b.D) for s in sizes]))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m grader", description="Grade attention kernels.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -88,6 +113,14 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--only", choices=["all", "cuda", "cpp"], default="all")
     c.add_argument("--config", default=str(config_mod.DEFAULT_CONFIG))
     c.set_defaults(func=cmd_check_compile)
+    n = sub.add_parser("ncu", help="read Nsight Compute CSV exports: per-kernel SOL, bytes, FLOP/s, AI")
+    n.add_argument("files", nargs="+", help="ncu --csv exports (--page raw or details, any units)")
+    n.add_argument("--json", action="store_true", help="a JSON list, one object per kernel")
+    n.set_defaults(func=cmd_ncu)
+    a = sub.add_parser("ai", help="the arithmetic-intensity model at the benchmark sizes (or --S ...)")
+    a.add_argument("--S", type=int, nargs="+", help="sequence lengths (default: the config's)")
+    a.add_argument("--config", default=str(config_mod.DEFAULT_CONFIG))
+    a.set_defaults(func=cmd_ai)
     return p
 
 
@@ -102,6 +135,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:   # output piped into `head` and the like: not an error
+        import os
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except Exception as e:  # noqa: BLE001 - the grader's own bug: say so, briefly
         print(f"internal error in the grader: {type(e).__name__}: {e} "
               "(please report it with the command you ran)", file=sys.stderr)

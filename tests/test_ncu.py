@@ -1,0 +1,129 @@
+"""grader/ncu.py on real Nsight Compute 2025.3.1 exports (tests/fixtures/ncu, from an H200).
+
+Expected values were read from the files by hand (shared/ncu/FORMATS.md §4.2 works them
+out): e.g. qk_kernel's raw_base.csv row has gpu__time_duration.sum = "589,440" ns,
+dram__bytes_read.sum = "2,103,296", dram__bytes_write.sum = "17,408".
+"""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from grader.ncu import NcuError, classify, read_files, to_base, to_number
+
+from conftest import REPO, TESTS
+
+NCU = TESTS / "fixtures" / "ncu"
+
+
+def _by_name(profiles):
+    return {p.kernel.split("(")[0].replace("void ", ""): p for p in profiles}
+
+
+@pytest.mark.parametrize("name", ["raw_base.csv", "raw.csv"])
+def test_raw_page_base_and_auto_units_give_the_same_roofline(name):
+    k = _by_name(read_files([NCU / name]))
+    qk, flash = k["qk_kernel"], k["attn::flash_fwd<64, 32, 64>"]
+    assert qk.duration_us == pytest.approx(589.44, rel=1e-6)
+    assert qk.dram_bytes == pytest.approx(2_103_296 + 17_408, rel=1e-5)
+    assert qk.flop_per_s / 1e9 == pytest.approx(917.9, abs=0.1)
+    assert qk.ai_dram == pytest.approx(255.1, abs=0.1)
+    assert qk.ai_l2 == pytest.approx(4.95, abs=0.01)
+    assert k["softmax_kernel"].ai_dram == pytest.approx(1.66, abs=0.01)
+    assert k["av_kernel"].ai_dram == pytest.approx(30.09, abs=0.05)
+    assert flash.duration_us == pytest.approx(571.23, abs=0.01)
+    assert flash.ai_dram == pytest.approx(431.2, abs=0.2) and flash.ai_l2 == pytest.approx(121.6, abs=0.1)
+    assert qk.peak_fp32_flop_per_s / 1e12 == pytest.approx(66.9, abs=0.1)
+    assert qk.peak_dram_bytes_per_s / 1e12 == pytest.approx(4.81, abs=0.01)
+    assert qk.memory_pct == pytest.approx(98.58, abs=0.01) and qk.compute_pct == pytest.approx(11.15, abs=0.05)
+
+
+def test_details_page_gives_sol_and_duration_but_not_flops():
+    k = _by_name(read_files([NCU / "details_base.csv"]))
+    qk = k["qk_kernel"]
+    assert qk.duration_us == pytest.approx(589.44) and qk.memory_pct == pytest.approx(98.58)
+    assert qk.dram_pct == pytest.approx(0.07) and qk.bound == "memory-bound"
+    assert qk.flop_per_s is None and qk.ai_dram is None     # the details page has no FLOP inputs
+
+
+def test_details_auto_units_and_label_name_forms_agree():
+    auto = _by_name(read_files([NCU / "details.csv"]))["qk_kernel"]
+    labelled = _by_name(read_files([NCU / "details_labelname.csv"]))["qk_kernel"]
+    assert auto.duration_us == pytest.approx(589.44) == labelled.duration_us
+    assert auto.compute_pct == labelled.compute_pct
+
+
+def test_live_stdout_with_prof_lines_and_counts():
+    k = _by_name(read_files([NCU / "live_metrics_stdout.txt"]))
+    qk = k["qk_kernel"]
+    assert qk.flop == 2 * 268_435_456 + 0 + 4_194_304            # 2·FFMA + FADD + FMUL
+    assert qk.duration_us == pytest.approx(589.472)
+    assert len(k) == 4
+
+
+def test_roofline_details_all_has_rates_without_duration():
+    k = _by_name(read_files([NCU / "details_roofline_all.csv"]))
+    assert k["qk_kernel"].duration_us is None
+    assert k["qk_kernel"].flop_per_s / 1e9 == pytest.approx(918, abs=1)   # rounded auto values
+    assert k["attn::flash_fwd<64, 32, 64>"].ai_dram == pytest.approx(431, abs=2)
+
+
+def test_nvtx_columns_and_python_processes():
+    assert len(read_files([NCU / "live_nvtx_raw_stdout.txt"])) == 1
+    assert all(p.duration_us > 0 for p in read_files([NCU / "live_python_raw_stdout.txt"]))
+
+
+def test_merging_details_and_raw_of_one_report():
+    k = _by_name(read_files([NCU / "details_base.csv", NCU / "raw_base.csv"]))
+    assert k["qk_kernel"].ai_dram == pytest.approx(255.1, abs=0.1) and k["qk_kernel"].launches == 1
+
+
+def test_units_and_numbers():
+    assert to_number('1,166,986') == 1166986.0 and to_number("16,384 (16,384)") == 16384.0
+    assert to_number("NVIDIA H200") == "NVIDIA H200"
+    assert to_base(589.44, "us") == pytest.approx(589.44e-6) and to_base(3.2, "Ghz") == 3.2e9
+    assert to_base(1.504, "Kbyte/cycle") == pytest.approx(1504) and to_base(5.56, "Gbyte/s") == 5.56e9
+
+
+def test_classification_rule():
+    assert classify(98.6, 11.2) == "memory-bound"
+    assert classify(20.0, 85.0) == "compute-bound"
+    assert classify(45.3, 41.9) == "latency-bound"
+    assert classify(None, 3.0) is None
+
+
+@pytest.mark.parametrize("content,phrase", [
+    (b"", "is empty"),
+    (b"a,b,c\n1,2,3\n", "no Nsight Compute CSV table"),
+    (b"NVIDIA\x00\x01binary", "binary file"),
+])
+def test_bad_input_is_one_clear_error(tmp_path, content, phrase):
+    f = tmp_path / "x.csv"
+    f.write_bytes(content)
+    with pytest.raises(NcuError, match=phrase) as e:
+        read_files([f])
+    assert "ncu -i report.ncu-rep --csv --page raw --print-units base" in str(e.value)
+
+
+def test_truncated_raw_file(tmp_path):
+    text = (NCU / "raw_filtered.csv").read_text()
+    f = tmp_path / "cut.csv"
+    f.write_text(text[: len(text) - 40])                          # the last row is cut short
+    with pytest.raises(NcuError, match="truncated"):
+        read_files([f])
+
+
+def test_cli_table_json_and_errors(tmp_path):
+    run = lambda *a: subprocess.run([sys.executable, "-m", "grader", "ncu", *a], cwd=REPO,  # noqa: E731
+                                    capture_output=True, text=True)
+    table = run(str(NCU / "raw_base.csv"))
+    assert table.returncode == 0 and "qk_kernel" in table.stdout and "latency-bound if both" in table.stdout
+    doc = json.loads(run(str(NCU / "raw_base.csv"), "--json").stdout)
+    required = {"kernel", "launches", "duration_us", "memory_pct", "compute_pct", "dram_pct", "dram_bytes",
+                "flop_per_s", "ai_dram", "ai_l2", "bound"}
+    assert len(doc) == 4 and all(required <= set(d) for d in doc)
+    empty = tmp_path / "e.csv"
+    empty.write_text("")
+    bad = run(str(empty))
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
