@@ -6,6 +6,7 @@
 #   make demo                                               grade the reference kernels
 #   make test                                               the test suite (CPU; GPU tests skip)
 #   make check-compile [SUBMISSION=path]                    compile only (nvcc works without a GPU)
+#   make profile [SUBMISSION=path] [LABEL=before|after]    Nsight Compute -> profiles/ (GPU machine)
 #   make test-gpu                                           the GPU tests (on a GPU machine)
 #   make bench-reference                                    reference kernels vs SDPA, table
 #   make fidelity [SUBMISSION=path]                         5 grades of one submission: timing spread
@@ -17,7 +18,9 @@ OUT ?= report
 # evaluated once, on first use
 PYTHON = $(eval PYTHON := $(shell tools/python.sh))$(PYTHON)
 
-.PHONY: grade demo test test-gpu check-compile bench-reference fidelity clean-cache
+LABEL ?= after
+
+.PHONY: grade demo test test-gpu check-compile profile bench-reference fidelity clean-cache
 
 grade:
 	@$(PYTHON) -m grader grade $(SUBMISSION) --backend $(BACKEND) --json $(OUT)/results.json
@@ -38,6 +41,9 @@ test-gpu:
 
 check-compile:
 	@$(PYTHON) -m grader check-compile $(SUBMISSION)
+
+profile:
+	@$(PYTHON) -m grader profile $(SUBMISSION) --label $(LABEL)
 
 bench-reference:
 	@$(PYTHON) tools/bench_reference.py --json $(OUT)/bench-reference.json

@@ -82,6 +82,20 @@ def cmd_ncu(args) -> int:
     return 0
 
 
+def cmd_profile(args) -> int:
+    from .ncu import format_table
+    from .profile import ProfileError, profile
+    cfg = config_mod.load(args.config)
+    try:
+        out, profiles = profile(Path(args.submission), cfg, label=args.label)
+    except ProfileError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"profiles written to {out}/{args.label}_details.csv and {args.label}_raw.csv\n")
+    print(format_table(profiles))
+    return 0
+
+
 def cmd_ai(args) -> int:
     from .ai_model import format_table
     cfg = config_mod.load(args.config)
@@ -117,6 +131,11 @@ def build_parser() -> argparse.ArgumentParser:
     n.add_argument("files", nargs="+", help="ncu --csv exports (--page raw or details, any units)")
     n.add_argument("--json", action="store_true", help="a JSON list, one object per kernel")
     n.set_defaults(func=cmd_ncu)
+    pr = sub.add_parser("profile", help="run Nsight Compute on the kernel and the references (GPU)")
+    pr.add_argument("submission", nargs="?", default=str(DEFAULT_SUBMISSION))
+    pr.add_argument("--label", default="after", help="name of this profile, e.g. before / after")
+    pr.add_argument("--config", default=str(config_mod.DEFAULT_CONFIG))
+    pr.set_defaults(func=cmd_profile)
     a = sub.add_parser("ai", help="the arithmetic-intensity model at the benchmark sizes (or --S ...)")
     a.add_argument("--S", type=int, nargs="+", help="sequence lengths (default: the config's)")
     a.add_argument("--config", default=str(config_mod.DEFAULT_CONFIG))

@@ -67,6 +67,17 @@ LABELS = {
 }
 ID_COLUMNS = {"ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream",
               "Block Size", "Grid Size", "Device", "CC", "Kernel Time"}
+NVTX_RANGE = re.compile(r'<[^>]*>:([^:"]+):')
+
+
+def nvtx_range(row: dict) -> str:
+    """The innermost NVTX push/pop range of a launch ('' without --nvtx): the
+    'thread Domain:Push/Pop_Range:...' cell lists the open ranges, outermost first."""
+    for column, value in row.items():
+        if column.startswith("thread Domain:Push/Pop_Range"):
+            names = NVTX_RANGE.findall(value or "")
+            return names[-1] if names else ""
+    return ""
 
 
 class NcuError(Exception):
@@ -79,6 +90,7 @@ class Launch:
     key: tuple                    # (process id, launch id)
     kernel: str
     metrics: dict
+    nvtx: str = ""                # innermost NVTX range ('' when the export has none)
 
 
 @dataclass(frozen=True)
@@ -108,6 +120,7 @@ class KernelProfile:
     bound: str | None
     tool_kernel: bool
     files: tuple = field(default_factory=tuple)
+    nvtx: str = ""                       # the NVTX range the launches ran in (make profile: kernel_S<S>)
 
     def to_json(self) -> dict:
         from dataclasses import asdict
@@ -187,7 +200,7 @@ def _launches_details(rows: list[list[str]], name: str) -> dict:
         if "Metric Value" not in d:
             raise NcuError(f"{name}: row {n} is cut short (a truncated file?); export it again: {EXPORT_HELP}")
         key = (d.get("Process ID", ""), d["ID"])
-        launch = launches.setdefault(key, (d["Kernel Name"], {}))
+        launch = launches.setdefault(key, (d["Kernel Name"], {"__nvtx": nvtx_range(d)}))
         metric = _label_key(d.get("Section Name", ""), d.get("Body Item Label", ""), d["Metric Name"])
         value = to_number(d["Metric Value"])
         launch[1][metric] = to_base(value, d["Metric Unit"]) if isinstance(value, float) else value
@@ -207,9 +220,9 @@ def _launches_raw(rows: list[list[str]], name: str) -> dict:
             raise NcuError(f"{name}: row {n} has {len(row)} of {len(hdr)} columns (a truncated file?); "
                            f"export it again: {EXPORT_HELP}")
         d = dict(zip(hdr, row))
-        metrics = {}
+        metrics = {"__nvtx": nvtx_range(d)}
         for h, u, v in zip(hdr, units, row):
-            if h in ID_COLUMNS:
+            if h in ID_COLUMNS or h.startswith(("thread Domain:", "Id:Domain:")):
                 continue
             value = to_number(v)
             metrics[h] = to_base(value, u) if isinstance(value, float) else value
@@ -229,7 +242,7 @@ def read_launches(text: str, name: str = "input") -> list[Launch]:
             merged.setdefault(key, (kernel, {}))[1].update(metrics)
     if not merged:
         raise NcuError(f"{name} has a header but no kernel rows (a truncated file?); {EXPORT_HELP}")
-    return [Launch(key=k, kernel=kernel, metrics=m) for k, (kernel, m) in merged.items()]
+    return [Launch(key=k, kernel=kernel, metrics=m, nvtx=m.get("__nvtx", "")) for k, (kernel, m) in merged.items()]
 
 
 # ---- per-launch quantities (FORMATS.md §4) ------------------------------------------------
@@ -313,12 +326,12 @@ def _ratio(a, b):
 
 
 def summarize(launches: list[Launch], files: tuple = ()) -> list[KernelProfile]:
-    """One KernelProfile per kernel name, in order of first launch."""
-    by_kernel: dict[str, list[Launch]] = {}
+    """One KernelProfile per (NVTX range, kernel name), in order of first launch."""
+    by_kernel: dict[tuple, list[Launch]] = {}
     for launch in sorted(launches, key=lambda l: (l.key[0], int(l.key[1]) if str(l.key[1]).isdigit() else 0)):
-        by_kernel.setdefault(launch.kernel, []).append(launch)
+        by_kernel.setdefault((launch.nvtx, launch.kernel), []).append(launch)
     profiles = []
-    for kernel, group in by_kernel.items():
+    for (nvtx, kernel), group in by_kernel.items():
         nums = [_launch_numbers(l.metrics) for l in group]
         col = lambda k: [n[k] for n in nums]  # noqa: E731
         secs = _sum(col("seconds"))
@@ -340,7 +353,7 @@ def summarize(launches: list[Launch], files: tuple = ()) -> list[KernelProfile]:
             ai_l2=_ratio(flop, l2) or _ratio(flop_rate, l2_rate),
             peak_fp32_flop_per_s=peaks["peak_flop"], peak_dram_bytes_per_s=peaks["peak_dram"],
             peak_l2_bytes_per_s=peaks["peak_l2"], bound=classify(pct["memory_pct"], pct["compute_pct"]),
-            tool_kernel=bool(TOOL_KERNEL.search(kernel)), files=files))
+            tool_kernel=bool(TOOL_KERNEL.search(kernel)), files=files, nvtx=nvtx))
     return profiles
 
 
@@ -368,11 +381,12 @@ def read_files(paths: list[Path | str]) -> list[KernelProfile]:
 def format_table(profiles: list[KernelProfile]) -> str:
     def f(x, spec):
         return "-" if x is None else format(x, spec)
-    lines = [f"{'kernel':<44} {'n':>3} {'time us':>10} {'Mem %':>6} {'SM %':>6} {'DRAM %':>7} "
+    nvtx = any(p.nvtx for p in profiles)
+    lines = [f"{'range' if nvtx else '':<16}{'kernel':<44} {'n':>3} {'time us':>10} {'Mem %':>6} {'SM %':>6} {'DRAM %':>7} "
              f"{'DRAM MB':>9} {'GFLOP/s':>10} {'AI DRAM':>8} {'AI L2':>7}  bound"]
     for p in profiles:
         name = re.sub(r"\(.*", "", p.kernel).replace("void ", "")[:40] + (" [tool]" if p.tool_kernel else "")
-        lines.append(f"{name:<44} {p.launches:>3} {f(p.duration_us, '.2f'):>10} {f(p.memory_pct, '.1f'):>6} "
+        lines.append(f"{p.nvtx[:15] if nvtx else '':<16}{name:<44} {p.launches:>3} {f(p.duration_us, '.2f'):>10} {f(p.memory_pct, '.1f'):>6} "
                      f"{f(p.compute_pct, '.1f'):>6} {f(p.dram_pct, '.2f'):>7} "
                      f"{f(None if p.dram_bytes is None else p.dram_bytes / 1e6, '.2f'):>9} "
                      f"{f(None if p.flop_per_s is None else p.flop_per_s / 1e9, '.1f'):>10} "

@@ -1,0 +1,39 @@
+"""grader/profile.py: without ncu or a GPU, one clear message with the exact commands."""
+import subprocess
+import sys
+
+import pytest
+
+from grader.config import load
+from grader.profile import METRICS, ProfileError, ncu_commands, profile, profiles_dir
+
+from conftest import REPO, SUBMISSIONS
+
+
+def test_commands_export_both_pages_in_base_units():
+    run, details, raw = ncu_commands("python3 app.py", "before")
+    assert "--clock-control none" in run and "--nvtx-include profile/" in run
+    assert "--section SpeedOfLight_RooflineChart" in run and "sm__sass_thread_inst_executed_op_ffma_pred_on.sum" in run
+    assert details.endswith("--page details --print-units base > profiles/before_details.csv")
+    assert raw.endswith("--page raw --print-units base > profiles/before_raw.csv")
+    assert len(METRICS) == len(set(METRICS))
+
+
+def test_profiles_folder_is_inside_a_folder_submission(tmp_path):
+    assert profiles_dir(tmp_path) == tmp_path / "profiles"
+    assert profiles_dir(tmp_path / "attention.py") == tmp_path / "profiles"
+
+
+def test_cpu_only_submission_is_refused_with_a_reason():
+    with pytest.raises(ProfileError, match="no _CUDA_SRC"):
+        profile(SUBMISSIONS / "correct" / "scalar_loop.py", load())
+
+
+@pytest.mark.skipif(subprocess.run(["which", "ncu"], capture_output=True).returncode == 0,
+                    reason="ncu is installed here")
+def test_without_ncu_the_message_gives_the_commands():
+    proc = subprocess.run([sys.executable, "-m", "grader", "profile", str(REPO / "reference" / "fused.cu")],
+                          cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "ncu (Nsight Compute) is not installed here" in proc.stderr
+    assert "--page raw --print-units base" in proc.stderr and "make profile SUBMISSION=" in proc.stderr
