@@ -96,6 +96,35 @@ def cmd_profile(args) -> int:
     return 0
 
 
+def cmd_roofline(args) -> int:
+    """Roofline chart (SVG): GPU from Nsight Compute CSVs, CPU from a results JSON
+    (measured ceilings + the AI model's FLOPs and bytes), plus Advisor dots."""
+    import json
+
+    from . import roofline
+    from .advisor import AdvisorError, roofs, survey_points
+    from .ncu import NcuError, read_files
+    try:
+        if args.ncu:
+            profiles = read_files(args.ncu)
+            ceilings, points = roofline.gpu_ceilings(profiles), roofline.gpu_points(profiles)
+        else:
+            doc = json.loads(Path(args.results).read_text()) if args.results else {"bench": []}
+            ceilings = roofs(args.advisor_roofs) if args.advisor_roofs else roofline.measure_cpu_ceilings()
+            points = roofline.cpu_points(doc["bench"])
+        if args.advisor:
+            points += survey_points(args.advisor)
+    except (NcuError, AdvisorError, OSError, KeyError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    path = roofline.chart(ceilings, points, args.out)
+    print(f"roofline written to {path} ({len(points)} points; ceilings: {ceilings.source})")
+    for level in ceilings.bandwidth_bytes_per_s:
+        print(f"  {level}: {ceilings.bandwidth_bytes_per_s[level] / 1e9:,.1f} GB/s, ridge {ceilings.ridge(level):.1f} FLOP/byte")
+    print(f"  FP32 peak: {ceilings.peak_flop_per_s / 1e9:,.1f} GFLOP/s")
+    return 0
+
+
 def cmd_ai(args) -> int:
     from .ai_model import format_table
     cfg = config_mod.load(args.config)
@@ -136,6 +165,13 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--label", default="after", help="name of this profile, e.g. before / after")
     pr.add_argument("--config", default=str(config_mod.DEFAULT_CONFIG))
     pr.set_defaults(func=cmd_profile)
+    r = sub.add_parser("roofline", help="roofline chart (SVG) from ncu CSVs, or a CPU results JSON")
+    r.add_argument("--ncu", nargs="+", metavar="CSV", help="Nsight Compute exports (GPU roofline)")
+    r.add_argument("--results", metavar="JSON", help="a CPU grade's results (python -m grader grade --json)")
+    r.add_argument("--advisor", metavar="CSV", help="Intel Advisor survey CSV: its loops as dots")
+    r.add_argument("--advisor-roofs", metavar="CSV", help="Intel Advisor roofs CSV: ceilings instead of measuring")
+    r.add_argument("--out", default="report/roofline.svg")
+    r.set_defaults(func=cmd_roofline)
     a = sub.add_parser("ai", help="the arithmetic-intensity model at the benchmark sizes (or --S ...)")
     a.add_argument("--S", type=int, nargs="+", help="sequence lengths (default: the config's)")
     a.add_argument("--config", default=str(config_mod.DEFAULT_CONFIG))

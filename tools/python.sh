@@ -10,7 +10,7 @@
 # Messages go to stderr; stdout carries only the interpreter's path.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-NEEDS='import torch, ninja, pytest'
+NEEDS='import torch, ninja, pytest, matplotlib'
 
 if [ -n "${PYTHON:-}" ]; then echo "$PYTHON"; exit 0; fi
 for py in .venv/bin/python python3; do

@@ -1,0 +1,180 @@
+"""Roofline: ceilings and points for the GPU (Nsight Compute) and the CPU, and the chart.
+
+GPU ceilings come from the peaks measured in the export (FORMATS.md §4: FP32 = 2 × FFMA
+peak/cycle × SM clock; DRAM and L2 peak bytes/cycle × their clocks); without them,
+from GPU_TABLE. CPU ceilings are measured on the machine (grader/native/cpu_ceilings.cpp:
+FMA-bound loop, STREAM triad) and cached. Points: each kernel at the DRAM and the L2
+level (GPU), or from the AI model's FLOPs and bytes and a measured time (CPU).
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Ceilings:
+    device: str
+    peak_flop_per_s: float
+    bandwidth_bytes_per_s: dict        # level -> bytes/s ("DRAM", "L2")
+    source: str                        # where the numbers come from
+
+    def ridge(self, level: str) -> float:
+        """AI (FLOP/byte) where the memory roof meets the compute roof."""
+        return self.peak_flop_per_s / self.bandwidth_bytes_per_s[level]
+
+
+@dataclass(frozen=True)
+class Point:
+    label: str
+    group: str                         # student, naive, fused, fused_opt, ...
+    level: str                         # DRAM, L2, or "model" (CPU: algorithmic bytes)
+    ai: float                          # FLOP/byte
+    flop_per_s: float
+
+
+# Fallback ceilings (no peaks in the export). FP32 = SMs × 128 lanes × 2 × boost clock;
+# DRAM: datasheet bandwidth; L2: 32 B × 188 slices-cycles/cycle × 1.71 GHz, as Nsight
+# Compute measured on an H200 (FORMATS.md §4.4; H100 has the same L2).
+GPU_TABLE = {
+    "H200": Ceilings("NVIDIA H200", 132 * 128 * 2 * 1.98e9, {"DRAM": 4.8e12, "L2": 10.3e12},
+                     "table: 132 SMs x 128 FP32 lanes x 2 x 1.98 GHz; DRAM 4.8 TB/s (datasheet)"),
+    "H100": Ceilings("NVIDIA H100 SXM", 132 * 128 * 2 * 1.98e9, {"DRAM": 3.35e12, "L2": 10.3e12},
+                     "table: 132 SMs x 128 FP32 lanes x 2 x 1.98 GHz; DRAM 3.35 TB/s (datasheet)"),
+}
+
+
+def gpu_ceilings(profiles: list, device: str = "H200") -> Ceilings:
+    """From the export's measured peaks (highest seen over the kernels), else GPU_TABLE."""
+    flop = [p.peak_fp32_flop_per_s for p in profiles if p.peak_fp32_flop_per_s]
+    dram = [p.peak_dram_bytes_per_s for p in profiles if p.peak_dram_bytes_per_s]
+    l2 = [p.peak_l2_bytes_per_s for p in profiles if p.peak_l2_bytes_per_s]
+    if flop and dram:
+        bw = {"DRAM": max(dram)}
+        if l2:
+            bw["L2"] = max(l2)
+        return Ceilings(device, max(flop), bw, "measured by Nsight Compute (peaks in the export)")
+    return GPU_TABLE[device]
+
+
+def gpu_points(profiles: list) -> list[Point]:
+    """A DRAM and an L2 point per profiled kernel (tool kernels and kernels without FLOPs left out)."""
+    points = []
+    for p in profiles:
+        if p.tool_kernel or not p.flop_per_s:
+            continue
+        name = re.sub(r"\(.*", "", p.kernel).split("::")[-1]
+        group = re.sub(r"_S\d+$", "", p.nvtx) if p.nvtx else name
+        label = f"{p.nvtx or group}: {name}" if p.nvtx else name
+        for level, ai in (("DRAM", p.ai_dram), ("L2", p.ai_l2)):
+            if ai:
+                points.append(Point(label, group, level, ai, p.flop_per_s))
+    return points
+
+
+# ---- CPU ------------------------------------------------------------------------------
+
+def measure_cpu_ceilings(threads: int | None = None, cache: bool = True) -> Ceilings:
+    """FMA peak and triad bandwidth of this CPU, measured once and cached (~10 s)."""
+    from torch.utils.cpp_extension import load_inline
+
+    from .compile import _locked, cache_root
+    threads = threads or os.cpu_count() or 1
+    src = (Path(__file__).parent / "native" / "cpu_ceilings.cpp").read_text()
+    import hashlib
+    key = hashlib.sha256(src.encode()).hexdigest()[:12]
+    root = cache_root() / f"cpu-ceilings-{key}"
+    result = root / f"ceilings-{threads}threads.json"
+    if cache and result.is_file():
+        return Ceilings(**json.loads(result.read_text()))
+    root.mkdir(parents=True, exist_ok=True)
+    with _locked(root.with_suffix(".lock")):
+        mod = load_inline(f"cpu_ceilings_{key}", [src], functions=["fma_gflops", "triad_gbytes"],
+                          with_pytorch_error_handling=False, no_implicit_headers=True,
+                          extra_cflags=["-O3", "-march=native", "-mprefer-vector-width=512", "-fopenmp"],
+                          extra_ldflags=["-fopenmp"],
+                          build_directory=str(root))
+    t0 = time.perf_counter()
+    iterations = 1
+    while True:                                   # size the FMA loop to ~0.3 s
+        gflops = mod.fma_gflops(threads, iterations)
+        if 2 * 12 * 16 * iterations * threads / (gflops * 1e9) > 0.3 or iterations > 1 << 30:
+            break
+        iterations *= 4
+    gbytes = mod.triad_gbytes(threads, 1 << 25)   # 3 arrays x 128 MiB: far past the caches
+    from .system import _cpu_name
+    ceilings = Ceilings(f"{_cpu_name()} ({threads} threads)", gflops * 1e9, {"DRAM": gbytes * 1e9},
+                        f"measured on this CPU in {time.perf_counter() - t0:.1f} s: FMA loop, STREAM triad")
+    if cache:
+        result.write_text(json.dumps(asdict(ceilings)))
+    return ceilings
+
+
+def cpu_points(bench: list[dict]) -> list[Point]:
+    """Points for the CPU kernels of a results document's `bench` rows: FLOPs and bytes from
+    the AI model (naive: its three passes; fused and the student: the fused count, a lower
+    bound on their traffic), performance = model FLOPs / measured median time."""
+    from .ai_model import fused, naive, total
+    models = {"student": lambda s: fused(*s), "naive": lambda s: total("naive", naive(*s)),
+              "fused": lambda s: fused(*s)}
+    points = []
+    for row in bench:
+        shape = (row["B"], row["H"], row["S"], row["D"])
+        for who, model in models.items():
+            ms = row.get(f"{who}_ms")
+            if ms:
+                cost = model(shape)
+                points.append(Point(f"{who} S={row['S']}", who, "model", cost.ai, cost.flops / (ms * 1e-3)))
+    return points
+
+
+# ---- chart ----------------------------------------------------------------------------
+
+COLORS = {"student": "#d62728", "naive": "#1f77b4", "fused": "#2ca02c", "fused_opt": "#9467bd",
+          "sdpa": "#7f7f7f"}
+MARKERS = {"DRAM": "o", "L2": "^", "model": "s", "advisor": "D"}
+
+
+def chart(ceilings: Ceilings, points: list[Point], path: Path | str, title: str = "") -> Path:
+    """Log-log roofline (SVG): the compute roof, one memory roof per level, the points."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    path = Path(path)
+    ais = [p.ai for p in points] or [1.0]
+    lo, hi = min(min(ais) / 4, 0.1), max(max(ais) * 4, 4 * max(ceilings.ridge(l) for l in ceilings.bandwidth_bytes_per_s))
+    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    xs = [lo * (hi / lo) ** (i / 200) for i in range(201)]
+    for level, bw in ceilings.bandwidth_bytes_per_s.items():
+        ax.plot(xs, [min(ceilings.peak_flop_per_s, bw * x) / 1e9 for x in xs], "-", color="black",
+                lw=1.2 if level == "DRAM" else 0.8, alpha=1.0 if level == "DRAM" else 0.6,
+                label=f"{level} roof {bw / 1e9:,.0f} GB/s (ridge {ceilings.ridge(level):.1f} FLOP/B)")
+    ax.axhline(ceilings.peak_flop_per_s / 1e9, color="black", ls=":", lw=0.8,
+               label=f"FP32 peak {ceilings.peak_flop_per_s / 1e9:,.0f} GFLOP/s")
+    seen = set()
+    for p in points:
+        key = (p.group, p.level)
+        ax.scatter(p.ai, p.flop_per_s / 1e9, marker=MARKERS.get(p.level, "o"), s=36,
+                   color=COLORS.get(p.group, "#ff7f0e"), edgecolor="black", linewidth=0.4, zorder=3,
+                   label=f"{p.group} ({p.level})" if key not in seen else None)
+        seen.add(key)
+        if len(points) <= 24:   # name each point after its kernel (the label's last part)
+            ax.annotate(p.label.split(": ")[-1][:22], (p.ai, p.flop_per_s / 1e9), fontsize=5,
+                        xytext=(3, 3), textcoords="offset points", color="#333333")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("arithmetic intensity [FLOP/byte]")
+    ax.set_ylabel("performance [GFLOP/s]")
+    ax.set_title(title or f"Roofline: {ceilings.device}", fontsize=10)
+    ax.grid(True, which="both", lw=0.3, alpha=0.5)
+    ax.legend(fontsize=6.5, loc="lower right")
+    fig.text(0.01, 0.01, f"ceilings: {ceilings.source}", fontsize=5.5, color="#555555")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, format="svg")
+    plt.close(fig)
+    return path

@@ -1,0 +1,83 @@
+"""grader/roofline.py and grader/advisor.py: ceilings, points, the SVG chart."""
+import re
+import subprocess
+import sys
+
+import pytest
+
+from grader import roofline
+from grader.advisor import AdvisorError, roofs, survey_points
+from grader.ncu import read_files
+
+from conftest import REPO, TESTS
+
+NCU = TESTS / "fixtures" / "ncu"
+ADVISOR = TESTS / "fixtures" / "advisor"
+
+
+def test_gpu_ceilings_come_from_the_export():
+    c = roofline.gpu_ceilings(read_files([NCU / "references_h200_raw.csv"]))
+    assert c.peak_flop_per_s / 1e12 == pytest.approx(66.8, abs=0.2)
+    assert c.bandwidth_bytes_per_s["DRAM"] / 1e12 == pytest.approx(4.81, abs=0.01)
+    assert c.bandwidth_bytes_per_s["L2"] / 1e12 == pytest.approx(10.27, abs=0.05)
+    assert c.ridge("DRAM") == pytest.approx(13.9, abs=0.1)
+    assert "Nsight Compute" in c.source
+
+
+def test_without_peaks_the_table_is_used():
+    c = roofline.gpu_ceilings(read_files([NCU / "details_base.csv"]))   # SOL only, no peaks
+    assert c.source.startswith("table") and c.bandwidth_bytes_per_s["DRAM"] == 4.8e12
+
+
+def test_gpu_points_at_two_levels_per_kernel():
+    points = roofline.gpu_points(read_files([NCU / "references_h200_raw.csv"]))
+    assert len(points) == 36                                        # 18 kernels x (DRAM, L2)
+    scores = [p for p in points if p.label == "naive_S1024: scores_kernel"]
+    assert {p.level for p in scores} == {"DRAM", "L2"} and {p.group for p in scores} == {"naive"}
+
+
+def test_cpu_points_use_the_ai_model():
+    row = {"S": 1024, "B": 1, "H": 8, "D": 64, "student_ms": 80.0, "naive_ms": 130.0, "fused_ms": 70.0}
+    points = {p.group: p for p in roofline.cpu_points([row])}
+    assert points["fused"].ai == pytest.approx(2_197_815_296 / 8_388_608)      # model FLOPs / bytes
+    assert points["naive"].flop_per_s == pytest.approx(2_197_815_296 / 0.130)
+
+
+def test_chart_is_an_svg_with_roofs_and_points(tmp_path):
+    profiles = read_files([NCU / "references_h200_raw.csv"])
+    path = roofline.chart(roofline.gpu_ceilings(profiles), roofline.gpu_points(profiles)[:8], tmp_path / "r.svg")
+    text = path.read_text()
+    assert text.startswith("<?xml") and "<svg" in text and len(re.findall(r"<path", text)) > 10
+
+
+def test_measured_cpu_ceilings_are_plausible(tmp_path, monkeypatch):
+    monkeypatch.setenv("GRADER_CACHE", str(tmp_path))
+    c = roofline.measure_cpu_ceilings(threads=1, cache=False)
+    assert 1e9 < c.peak_flop_per_s < 1e13 and 1e8 < c.bandwidth_bytes_per_s["DRAM"] < 1e12
+    assert "measured on this CPU" in c.source
+
+
+def test_advisor_survey_points_and_roofs():
+    points = survey_points(ADVISOR / "survey.csv")
+    labels = {(p.label, p.level) for p in points}
+    assert ("loop in attend_block at fused.cpp:88", "advisor") in labels
+    attend = next(p for p in points if p.level == "DRAM" and "attend_block" in p.label)
+    assert attend.ai == pytest.approx(30.0 / 0.9) and attend.flop_per_s == 25e9
+    assert all("softmax_pass" not in p.label for p in points)      # no FLOP data: no dot
+    c = roofs(ADVISOR / "roofs.csv")
+    assert c.peak_flop_per_s == 170e9 and c.bandwidth_bytes_per_s["DRAM"] == 11e9
+
+
+def test_advisor_bad_input(tmp_path):
+    f = tmp_path / "x.csv"
+    f.write_text("a,b\n1,2\n")
+    with pytest.raises(AdvisorError, match="advisor --report=survey --format=csv"):
+        survey_points(f)
+
+
+def test_cli_roofline_from_ncu(tmp_path):
+    out = tmp_path / "roof.svg"
+    proc = subprocess.run([sys.executable, "-m", "grader", "roofline", "--ncu", str(NCU / "references_h200_raw.csv"),
+                           "--out", str(out)], cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert out.exists() and "ridge 13.9 FLOP/byte" in proc.stdout
