@@ -32,7 +32,7 @@ PRELUDE_DIR = Path(__file__).resolve().parent / "prelude"
 CPU_WHEEL_PRELUDE = Path(__file__).resolve().parent / "prelude_cpu_wheel"
 DISPATCH_SRC = Path(__file__).resolve().parent / "dispatch.cpp"
 ENTRY_FILE = "grader_entry"   # the file name compile errors in the appended entry carry
-BUILD_VERSION = "3"           # bump when the way builds are made changes
+BUILD_VERSION = "4"           # bump when the way builds are made changes
 SIGNATURE = "torch::Tensor attention(torch::Tensor q, torch::Tensor k, torch::Tensor v)"
 
 # The entry point appended to every kernel source. The static_cast makes the
@@ -49,6 +49,17 @@ _MISSING_NAME = re.compile(r"not declared|is not a member of|has no member named
                            r"does not name a type|no matching function|No such file or directory|"
                            r"is undefined|has no member|not a class, namespace|redefinition|"
                            r"ambiguous|previously declared")
+# ... and mention something the real headers provide (so a plain typo is reported at once
+# instead of after a second, slow build): torch/ATen/c10/std names, namespaces, includes.
+_FROM_HEADERS = re.compile(r"\b(torch|at|c10|std|ATen|pybind11|cuda)\b|namespace|"
+                           r"No such file|redefinition|ambiguous|previously declared|incomplete type|"
+                           r"no matching function|has no member")
+
+
+def needs_full_headers(log: str) -> bool:
+    """True if an error of a lean build may come from the lean headers lacking a name."""
+    errors = [ln for ln in log.splitlines() if "error" in ln]
+    return any(_MISSING_NAME.search(ln) and _FROM_HEADERS.search(ln) for ln in errors)
 _MAX_LOG_LINES = 40
 
 
@@ -265,7 +276,7 @@ def _build(src: Source, cfg: Config, root: Path, name: str) -> tuple[bool, str, 
         except RuntimeError as e:
             raw = str(e)
             (build / "build.log").write_text(raw)
-            if lean and _MISSING_NAME.search(raw):
+            if lean and needs_full_headers(raw):
                 notes.append("(rebuilt against the full torch headers: the lean ones lack a name "
                              "this source uses)")
                 continue
@@ -327,7 +338,7 @@ def compile_only(src: Source, cfg: Config) -> CompileResult:
             raw = proc.stdout + proc.stderr
             if proc.returncode == 0:
                 return CompileResult(ok=True, seconds=round(time.perf_counter() - t0, 2), log="")
-            if not (lean and _MISSING_NAME.search(raw)):
+            if not (lean and needs_full_headers(raw)):
                 break
     return CompileResult(ok=False, seconds=round(time.perf_counter() - t0, 2),
                          log=echo_source(trim_log(raw, src.file), src))

@@ -27,6 +27,7 @@ GRAPH_MAX_S = 256          # at and below this S, launch overhead is a large sha
 POISON_COPIES = 4
 ROUNDS = 11                # interleaved rounds per size; the first is a warm-up, discarded
 ROUND_MS = 50              # do_bench time per kernel per round
+INPUT_SETS = 3             # separately allocated inputs, one per round in turn
 
 
 def poison_allocator(like: torch.Tensor) -> None:
@@ -53,15 +54,18 @@ def _timing(times_ms: list[float]) -> Timing:
                   reps=len(times_ms))
 
 
-def time_events_interleaved(kernels: dict) -> dict:
+def time_events_interleaved(kernels: dict, input_sets: list | None = None) -> dict:
     """do_bench in interleaved rounds (each kernel once per round, in turn), so clock or
-    thermal drift lands on every kernel alike. Per kernel: the median of its per-round
-    medians; min/max/iqr are over the rounds. The first round only warms up."""
+    thermal drift lands on every kernel alike. With `input_sets`, kernels take (q, k, v)
+    and round r uses set r mod len(input_sets): separately allocated buffers, so a
+    kernel's sensitivity to where its data sits in memory averages out. Per kernel: the
+    median of its per-round medians; min/max/iqr are over the rounds. Round 0 warms up."""
     from triton.testing import do_bench
     per_round = {name: [] for name in kernels}
     for r in range(ROUNDS):
+        args = input_sets[r % len(input_sets)] if input_sets else ()
         for name, fn in kernels.items():
-            ms = do_bench(fn, warmup=5, rep=ROUND_MS, return_mode="median")
+            ms = do_bench(lambda fn=fn: fn(*args), warmup=5, rep=ROUND_MS, return_mode="median")
             if r > 0:
                 per_round[name].append(ms)
     return {name: _timing(values) for name, values in per_round.items()}
@@ -85,33 +89,33 @@ def bench_cuda(student, references: dict, cfg: Config, seed: int, on_size=None,
     for i, shape in enumerate(shapes or cfg.bench_shapes):
         if on_size is not None:
             on_size(shape)
-        q, k, v = make_inputs(shape, seed * 1000 + 100 + 10 * i, "cuda")
+        sets = [make_inputs(shape, seed * 1000 + 100 + 10 * i + j, "cuda") for j in range(INPUT_SETS)]
+        q, k, v = sets[0]
         backends[shape.S] = sdpa_backend(q)
         last = {}
 
-        def student_call(q=q, k=k, v=v):
-            last["out"] = student(q, k, v)
+        def student_call(q, k, v):
+            last["out"], last["inputs"] = student(q, k, v), (q, k, v)
             return last["out"]
-        kernels = {"student": student_call, "sdpa": lambda q=q, k=k, v=v: F.scaled_dot_product_attention(q, k, v)}
-        for name, fn in references.items():
-            if fn is not None:
-                kernels[name] = (lambda fn=fn, q=q, k=k, v=v: fn(q, k, v))
-        events = time_events_interleaved(kernels)
-        graphs = {name: time_graph(fn) for name, fn in kernels.items()} if shape.S <= GRAPH_MAX_S else {}
+        kernels = {"student": student_call, "sdpa": F.scaled_dot_product_attention}
+        kernels.update({name: fn for name, fn in references.items() if fn is not None})
+        events = time_events_interleaved(kernels, sets)
+        graphs = ({name: time_graph(lambda fn=fn: fn(q, k, v)) for name, fn in kernels.items()}
+                  if shape.S <= GRAPH_MAX_S else {})
         use_graph = bool(graphs) and all(t is not None for t in graphs.values())
         headline = graphs if use_graph else events
         methods[shape.S] = "do_bench_cudagraph" if use_graph else "do_bench"
         torch.cuda.synchronize()
-        recheck = _recheck(last.get("out"), (q, k, v))
+        recheck = _recheck(last.get("out"), last.get("inputs", (q, k, v)))
         rows.append(_row(shape, headline, events, graphs, recheck))
     timing = {
         "method": "triton.testing (do_bench_cudagraph at S <= %d when capturable, else do_bench)" % GRAPH_MAX_S,
         "method_by_S": methods,
         "description": "device-side CUDA event timing; do_bench flushes the L2 before every call; "
                        f"{ROUNDS - 1} interleaved rounds of {ROUND_MS} ms per kernel after a warm-up round, "
-                       "median of the round medians; do_bench_cudagraph replays a captured graph "
-                       "to remove CPU launch overhead",
-        "rounds": ROUNDS - 1, "round_ms": ROUND_MS, "l2_flush": "do_bench only",
+                       f"rotating over {INPUT_SETS} separately allocated input sets, median of the round "
+                       "medians; do_bench_cudagraph replays a captured graph to remove CPU launch overhead",
+        "rounds": ROUNDS - 1, "round_ms": ROUND_MS, "input_sets": INPUT_SETS, "l2_flush": "do_bench only",
         "sdpa_backend_by_S": backends,
     }
     from .system import _nvidia_smi

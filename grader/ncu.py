@@ -382,11 +382,12 @@ def format_table(profiles: list[KernelProfile]) -> str:
     def f(x, spec):
         return "-" if x is None else format(x, spec)
     nvtx = any(p.nvtx for p in profiles)
-    lines = [f"{'range' if nvtx else '':<16}{'kernel':<44} {'n':>3} {'time us':>10} {'Mem %':>6} {'SM %':>6} {'DRAM %':>7} "
+    width = 16 if nvtx else 0
+    lines = [f"{'range' if nvtx else '':<{width}}{'kernel':<44} {'n':>3} {'time us':>10} {'Mem %':>6} {'SM %':>6} {'DRAM %':>7} "
              f"{'DRAM MB':>9} {'GFLOP/s':>10} {'AI DRAM':>8} {'AI L2':>7}  bound"]
     for p in profiles:
         name = re.sub(r"\(.*", "", p.kernel).replace("void ", "")[:40] + (" [tool]" if p.tool_kernel else "")
-        lines.append(f"{p.nvtx[:15] if nvtx else '':<16}{name:<44} {p.launches:>3} {f(p.duration_us, '.2f'):>10} {f(p.memory_pct, '.1f'):>6} "
+        lines.append(f"{p.nvtx[:15] if nvtx else '':<{width}}{name:<44} {p.launches:>3} {f(p.duration_us, '.2f'):>10} {f(p.memory_pct, '.1f'):>6} "
                      f"{f(p.compute_pct, '.1f'):>6} {f(p.dram_pct, '.2f'):>7} "
                      f"{f(None if p.dram_bytes is None else p.dram_bytes / 1e6, '.2f'):>9} "
                      f"{f(None if p.flop_per_s is None else p.flop_per_s / 1e9, '.1f'):>10} "

@@ -101,6 +101,8 @@ class GradeResult:
     timing: dict                 # how the bench figures were measured
     config: dict                 # tolerance, public configs, seed (or "withheld")
     stage_seconds: dict          # wall time per stage
+    profiles: tuple = ()         # Nsight Compute kernels from the submission's profiles/ (grader/ncu.py)
+    profile_notes: tuple = ()    # one line per profiles/ file that could not be read
     grader_version: str = "0.1.0"
     schema_version: int = SCHEMA_VERSION
 
@@ -152,6 +154,7 @@ def bench_from(d: dict) -> BenchRow:
 
 def result_from(d: dict) -> GradeResult:
     """A GradeResult from its JSON document (what `--json` wrote)."""
+    d = {**d, "profiles": tuple(d.get("profiles", ())), "profile_notes": tuple(d.get("profile_notes", ()))}
     return GradeResult(**{**d, "compile": compile_from(d["compile"]),
                           "checks": tuple(check_from(c) for c in d["checks"]),
                           "bench": tuple(bench_from(b) for b in d["bench"])})

@@ -74,9 +74,27 @@ def _config_summary(cfg: Config) -> dict:
             "bench_sizes": [s.as_dict() for s in cfg.bench_shapes], "source": cfg.source}
 
 
+def read_profiles(sub: Submission) -> tuple[tuple, tuple]:
+    """Every Nsight Compute CSV in the submission's profiles/ folder, parsed (grader/ncu.py);
+    a file that does not parse becomes a one-line note, never a failed grade."""
+    from .ncu import NcuError, read_files
+    from .profile import profiles_dir
+    folder = profiles_dir(Path(sub.path))
+    if not folder.is_dir():
+        return (), ()
+    kernels, notes = [], []
+    for csv_file in sorted(folder.glob("*.csv")):
+        try:
+            kernels += [dict(p.to_json(), profile=csv_file.stem) for p in read_files([csv_file])]
+        except NcuError as e:
+            notes.append(str(e))
+    return tuple(kernels), tuple(notes)
+
+
 def _result(sub: Submission, cfg: Config, backend: str, reason: str, verdict: str, message: str,
             state: dict | None = None) -> GradeResult:
     state = state or {}
+    profiles, notes = read_profiles(sub) if sub.ok else ((), ())
     return GradeResult(
         verdict=verdict, message=message,
         submission={"name": sub.name, "path": sub.path, "file": sub.file},
@@ -86,6 +104,7 @@ def _result(sub: Submission, cfg: Config, backend: str, reason: str, verdict: st
         bench=tuple(bench_from(b) for b in state.get("bench", [])),
         system=state.get("system", {}), timing=state.get("timing", {}),
         config=_config_summary(cfg), stage_seconds=state.get("stage_seconds", {}),
+        profiles=profiles, profile_notes=notes,
     )
 
 

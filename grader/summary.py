@@ -60,6 +60,14 @@ def format_result(r: GradeResult) -> str:
                        + (f" {_ms(b.fused_opt_ms):>9}" if opt else "") + f" {gf:>14}")
         out.append("  naive / fused" + (" / fused-opt (tensor cores, 3xTF32)" if opt else "")
                    + ": the course's reference kernels, timed in the same run")
+    if r.profiles or r.profile_notes:
+        out += ["", f"profiler evidence ({len(r.profiles)} kernels from profiles/; "
+                    "python -m grader ncu profiles/*.csv for the full table):"]
+        for p in r.profiles:
+            name = p["kernel"].split("(")[0].replace("void ", "")[:40]
+            ai = "-" if p["ai_dram"] is None else f"{p['ai_dram']:.1f}"
+            out.append(f"  {p['profile']:<16} {p['nvtx'] or '':<16} {name:<40} {p['bound'] or '-':<14} AI(DRAM) {ai}")
+        out += [f"  note: {n}" for n in r.profile_notes]
     out += ["", f"verdict: {r.verdict}" + (f" - {r.message}" if r.message else ""),
             f"         {VERDICT_HELP[r.verdict]}" if r.verdict != "ok" else ""]
     return "\n".join(out).rstrip() + "\n"

@@ -61,3 +61,12 @@ def test_the_hash_changes_with_the_source_and_flags(cfg):
     assert build.source_hash(replace(src, text=src.text + "\n// edit"), cfg) != base
     assert build.source_hash(src, replace(cfg, cpp_flags=("-O2",))) != base
     assert build.source_hash(src, cfg) == base
+
+
+def test_only_header_related_errors_trigger_the_full_header_rebuild():
+    typo = 'kernel.cu(10): error: identifier "undeclared_value" is undefined'
+    assert not build.needs_full_headers(typo)
+    assert build.needs_full_headers("x.py:5:20: error: 'vector' is not a member of 'std'")
+    assert build.needs_full_headers("x.py:7:9: error: 'cross_entropy' is not a member of 'torch'")
+    assert build.needs_full_headers('x.py:3:10: fatal error: ATen/cuda/CUDAContext.h: No such file or directory')
+    assert not build.needs_full_headers("x.py:9:36: error: expected ';' before 'return'")

@@ -79,3 +79,23 @@ def test_ok_submission_is_benchmarked_against_sdpa_and_references(grade_cpu, cfg
 
 def test_wrong_answers_are_not_benchmarked(grade_cpu):
     assert grade_cpu(SUBMISSIONS / "wrong" / "wrong_scaling.py").bench == ()
+
+
+def test_grade_picks_up_profiles_and_notes_bad_ones(tmp_path, cfg):
+    import shutil
+
+    from grader.run import grade
+    from conftest import TESTS
+    folder = tmp_path / "student42"
+    (folder / "profiles").mkdir(parents=True)
+    shutil.copy(SUBMISSIONS / "invalid" / "no_source.py", folder / "attention.py")   # parse-level verdict: fast
+    shutil.copy(TESTS / "fixtures" / "ncu" / "raw_base.csv", folder / "profiles" / "after_raw.csv")
+    (folder / "profiles" / "broken.csv").write_text("not,a,profile\n")
+    result = grade(folder, cfg, backend="cpu")
+    assert result.verdict == "invalid_submission"           # the profiles do not change the verdict
+    assert result.profiles == ()                            # ... and an invalid file gets no evidence read
+    shutil.copy(SUBMISSIONS / "invalid" / "compile_error.py", folder / "attention.py")
+    result = grade(folder, cfg, backend="cpu")
+    kernels = {p["kernel"].split("(")[0] for p in result.profiles}
+    assert "qk_kernel" in kernels and all(p["profile"] == "after_raw" for p in result.profiles)
+    assert len(result.profile_notes) == 1 and "broken.csv" in result.profile_notes[0]

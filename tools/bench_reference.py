@@ -66,7 +66,7 @@ def run_gpu(cfg) -> list[dict]:
         q, k, v = make_inputs(shape, seed=shape.S + shape.D, device="cuda")
         expected = truth(q, k, v)
         fns = {"sdpa": lambda: sdpa(q, k, v), **{n: (lambda f=f: f(q, k, v)) for n, f in refs.items()}}
-        events = {n: t.median_ms for n, t in time_events_interleaved(fns).items()}
+        events = {n: t.median_ms for n, t in time_events_interleaved({"sdpa": sdpa, **refs}, [(q, k, v)]).items()}
         graphs = {n: time_graph(f) for n, f in fns.items()} if shape.S <= GRAPH_MAX_S else {}
         use_graph = bool(graphs) and all(t is not None for t in graphs.values())
         ms = {n: t.median_ms for n, t in graphs.items()} if use_graph else events

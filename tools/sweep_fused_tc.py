@@ -39,8 +39,8 @@ for shape in SHAPES:
             runnable[n] = f
         except RuntimeError as e:
             print(f"{shape}: {n} cannot run: {str(e).splitlines()[0]}")
-    fns = {"sdpa": lambda: sdpa(q, k, v), **{n: (lambda f=f: f(q, k, v)) for n, f in runnable.items()}}
-    t = time_events_interleaved(fns)
+    fns = {"sdpa": sdpa, **runnable}
+    t = time_events_interleaved(fns, [(q, k, v)])
     line = "  ".join(f"{n} {t[n].median_ms * 1e3:8.1f}us ({t['sdpa'].median_ms / t[n].median_ms:4.2f}x, "
                      f"{flops(shape) / t[n].median_ms / 1e9:5.1f} TF, err {errs.get(n, 0):.1e})" for n in fns)
     print(f"{str(shape):<24} {line}", flush=True)
