@@ -126,11 +126,21 @@ def cmd_roofline(args) -> int:
 
 
 def cmd_ai(args) -> int:
-    from .ai_model import format_table
+    from .ai_model import compare, format_compare, format_table
+    from .ncu import NcuError, read_files
     cfg = config_mod.load(args.config)
     b = cfg.bench_shapes[0]
     sizes = args.S or [s.S for s in cfg.bench_shapes]
     print(format_table([(b.B, b.H, s, b.D) for s in sizes]))
+    if args.compare:
+        try:
+            rows = compare(read_files(args.compare), b.B, b.H, b.D)
+        except NcuError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return EXIT_USAGE
+        print("\nmodel vs measured bytes (B, H, D from the config):")
+        print(format_compare(rows) if rows else "no NVTX ranges named <kernel>_S<S> in these exports "
+              "(make profile writes them)")
     return 0
 
 
@@ -175,6 +185,8 @@ def build_parser() -> argparse.ArgumentParser:
     a = sub.add_parser("ai", help="the arithmetic-intensity model at the benchmark sizes (or --S ...)")
     a.add_argument("--S", type=int, nargs="+", help="sequence lengths (default: the config's)")
     a.add_argument("--config", default=str(config_mod.DEFAULT_CONFIG))
+    a.add_argument("--compare", nargs="+", metavar="CSV",
+                   help="make-profile exports: the model's bytes next to the measured DRAM and L2 bytes")
     a.set_defaults(func=cmd_ai)
     return p
 

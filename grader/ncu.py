@@ -121,6 +121,7 @@ class KernelProfile:
     tool_kernel: bool
     files: tuple = field(default_factory=tuple)
     nvtx: str = ""                       # the NVTX range the launches ran in (make profile: kernel_S<S>)
+    l2_cache_bytes: float | None = None  # device__attribute_l2_cache_size, when exported
 
     def to_json(self) -> dict:
         from dataclasses import asdict
@@ -353,7 +354,8 @@ def summarize(launches: list[Launch], files: tuple = ()) -> list[KernelProfile]:
             ai_l2=_ratio(flop, l2) or _ratio(flop_rate, l2_rate),
             peak_fp32_flop_per_s=peaks["peak_flop"], peak_dram_bytes_per_s=peaks["peak_dram"],
             peak_l2_bytes_per_s=peaks["peak_l2"], bound=classify(pct["memory_pct"], pct["compute_pct"]),
-            tool_kernel=bool(TOOL_KERNEL.search(kernel)), files=files, nvtx=nvtx))
+            tool_kernel=bool(TOOL_KERNEL.search(kernel)), files=files, nvtx=nvtx,
+            l2_cache_bytes=_get(group[0].metrics, "device__attribute_l2_cache_size")))
     return profiles
 
 

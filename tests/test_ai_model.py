@@ -44,3 +44,19 @@ def test_naive_ai_rises_with_s_and_saturates_at_d_over_4():
 
 def test_element_size_scales_bytes():
     assert fused(1, 1, 64, 64, elem_bytes=2).bytes_moved * 2 == fused(1, 1, 64, 64).bytes_moved
+
+
+def test_model_bytes_next_to_measured_bytes_of_a_real_profile():
+    from pathlib import Path
+
+    from grader.ai_model import compare, format_compare
+    from grader.ncu import read_files
+    ncu = Path(__file__).parent / "fixtures" / "ncu"
+    rows = {r["range"]: r for r in compare(read_files([ncu / "references_h200_raw.csv"]), 1, 8, 64)}
+    naive_1024 = rows["naive_S1024"]
+    assert naive_1024["kernels"] == 3 and naive_1024["model_naive_bytes"] == 142_606_336
+    assert naive_1024["dram_bytes"] < naive_1024["model_naive_bytes"] < naive_1024["l2_bytes"]   # L2 absorbs, tiles re-read
+    assert rows["fused_S1024"]["dram_bytes"] < rows["fused_S1024"]["model_fused_bytes"] == 8_388_608
+    assert naive_1024["l2_cache_bytes"] == 62_914_560
+    text = format_compare(list(rows.values()))
+    assert "naive at S=1024 moved 94.4 MB from DRAM against 142.6 MB in the model (66%)" in text
