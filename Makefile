@@ -3,6 +3,7 @@
 # creates .venv from pyproject.toml.
 #
 #   make grade [SUBMISSION=path] [BACKEND=auto|cpu|cuda]   grade one submission
+#   make report                                             re-render report/report.pdf from report/results.json
 #   make demo                                               grade the reference kernels
 #   make test                                               the test suite (CPU; GPU tests skip)
 #   make check-compile [SUBMISSION=path]                    compile only (nvcc works without a GPU)
@@ -20,17 +21,20 @@ PYTHON = $(eval PYTHON := $(shell tools/python.sh))$(PYTHON)
 
 LABEL ?= after
 
-.PHONY: grade demo test test-gpu check-compile profile bench-reference fidelity clean-cache
+.PHONY: grade report demo test test-gpu check-compile profile bench-reference fidelity clean-cache
 
 grade:
-	@$(PYTHON) -m grader grade $(SUBMISSION) --backend $(BACKEND) --json $(OUT)/results.json
+	@$(PYTHON) -m grader grade $(SUBMISSION) --backend $(BACKEND) --json $(OUT)/results.json --report
+
+report:
+	@$(PYTHON) -m grader report $(OUT)/results.json --out $(OUT)/report.pdf
 
 demo:
 	@set -e; for ref in naive fused; do \
 	  src=reference/$$ref.cpp; \
 	  if [ "$(BACKEND)" != cpu ] && $(PYTHON) -c 'import sys, torch; sys.exit(not torch.cuda.is_available())'; then src=reference/$$ref.cu; fi; \
 	  echo "=== reference $$ref ($$src) ==="; \
-	  $(PYTHON) -m grader grade $$src --backend $(BACKEND) --json $(OUT)/demo-$$ref.json; \
+	  $(PYTHON) -m grader grade $$src --backend $(BACKEND) --json $(OUT)/demo-$$ref/results.json --report || true; \
 	done
 
 test:

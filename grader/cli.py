@@ -37,6 +37,13 @@ def cmd_grade(args) -> int:
     if args.json:
         write_json_atomic(args.json, result.to_json())
         print(f"results written to {args.json}")
+        if args.report:
+            from .report import ReportError, render
+            pdf = Path(args.json).with_name("report.pdf")
+            try:
+                print(f"report written to {render(args.json, pdf)}")
+            except (ReportError, ImportError) as e:
+                print(f"report not written: {e}", file=sys.stderr)
     return result.exit_code
 
 
@@ -125,6 +132,22 @@ def cmd_roofline(args) -> int:
     return 0
 
 
+def cmd_report(args) -> int:
+    try:
+        from .report import ReportError, render
+    except ImportError as e:
+        print(f"error: the report needs jinja2, typst and markdown-it-py ({e}); pip install typst jinja2 "
+              "markdown-it-py", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        path = render(args.results, args.out)
+    except ReportError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"report written to {path}")
+    return 0
+
+
 def cmd_ai(args) -> int:
     from .ai_model import compare, format_compare, format_table
     from .ncu import NcuError, read_files
@@ -160,6 +183,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--timeout-run", type=float, metavar="S", help="check and bench timeouts")
     g.add_argument("--no-bench", action="store_true", help="only compile and check")
     g.add_argument("--quiet", action="store_true", help="no progress lines")
+    g.add_argument("--report", action="store_true", help="also render report.pdf beside the --json file")
     g.set_defaults(func=cmd_grade)
     c = sub.add_parser("check-compile", help="compile without running (nvcc works without a GPU)")
     c.add_argument("submission", nargs="?", default=str(DEFAULT_SUBMISSION))
@@ -182,6 +206,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--advisor-roofs", metavar="CSV", help="Intel Advisor roofs CSV: ceilings instead of measuring")
     r.add_argument("--out", default="report/roofline.svg")
     r.set_defaults(func=cmd_roofline)
+    rp = sub.add_parser("report", help="render the PDF report from a results JSON (any machine)")
+    rp.add_argument("results", help="the JSON `grade --json` wrote")
+    rp.add_argument("--out", default="report/report.pdf")
+    rp.set_defaults(func=cmd_report)
     a = sub.add_parser("ai", help="the arithmetic-intensity model at the benchmark sizes (or --S ...)")
     a.add_argument("--S", type=int, nargs="+", help="sequence lengths (default: the config's)")
     a.add_argument("--config", default=str(config_mod.DEFAULT_CONFIG))

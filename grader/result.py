@@ -101,6 +101,8 @@ class GradeResult:
     timing: dict                 # how the bench figures were measured
     config: dict                 # tolerance, public configs, seed (or "withheld")
     stage_seconds: dict          # wall time per stage
+    sources: dict = field(default_factory=dict)   # kind -> the kernel source graded (for the report)
+    report_md: str | None = None  # the student's written answers (report.md), if handed in
     profiles: tuple = ()         # Nsight Compute kernels from the submission's profiles/ (grader/ncu.py)
     profile_notes: tuple = ()    # one line per profiles/ file that could not be read
     grader_version: str = "0.1.0"

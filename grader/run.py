@@ -105,6 +105,7 @@ def _result(sub: Submission, cfg: Config, backend: str, reason: str, verdict: st
         system=state.get("system", {}), timing=state.get("timing", {}),
         config=_config_summary(cfg), stage_seconds=state.get("stage_seconds", {}),
         profiles=profiles, profile_notes=notes,
+        sources={kind: src.text for kind, src in sub.sources.items()}, report_md=sub.report_md,
     )
 
 

@@ -1,0 +1,271 @@
+"""Report stage: results JSON -> PDF (Jinja2 templates rendering Typst, compiled by `typst`).
+
+Numbers are computed and formatted here; `report_template/report.typ.j2` holds layout
+only. Everything that came from a student or a tool (answers, kernel names, compiler
+output, file names) is escaped so that it prints literally: Jinja's `finalize` escapes
+every `{{ }}` (trusted Typst is wrapped in `T`), Markdown goes through a small converter
+with raw HTML and images off, and Typst's `root` is the build folder, so nothing outside
+it can be read. See shared/notes/REPORT_TOOLCHAIN.md for why Typst and the traps.
+"""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import tempfile
+from datetime import date
+from pathlib import Path
+
+from .config import REPO_ROOT
+
+TEMPLATES = REPO_ROOT / "report_template"
+SECTIONS = ("Memory-bound or compute-bound?", "Performance gap", "Effect of sequence length",
+            "Impact of kernel fusion")
+_SECTION_KEYS = ("bound", "gap", "length", "fusion")
+_PUNCT = re.compile(r"([!-/:-@\[-`{-~])")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+class ReportError(Exception):
+    """The report could not be built; the message says why."""
+
+
+class T(str):
+    """Typst source we generated ourselves: inserted as is."""
+
+
+def esc(value) -> str:
+    """Text that prints literally in Typst markup: a backslash before every ASCII
+    punctuation character, control characters removed."""
+    if isinstance(value, T):
+        return value
+    text = _CONTROL.sub("", "" if value is None else str(value))
+    return _PUNCT.sub(r"\\\1", text)
+
+
+def lit(value) -> T:
+    """A Typst string literal (for raw(), image paths, ...)."""
+    text = _CONTROL.sub("", str(value))
+    return T('"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t") + '"')
+
+
+# ---- Markdown (the student's answers) -> Typst ----------------------------------------
+
+def markdown_to_typst(md: str) -> T:
+    """CommonMark -> Typst: text escaped, code as raw(), http(s) links only, no HTML, no images."""
+    from markdown_it import MarkdownIt
+    parser = MarkdownIt("commonmark", {"html": False}).disable("image")
+    out: list[str] = []
+    for token in parser.parse(md):
+        out.append(_block(token))
+    return T("".join(out))
+
+
+def _inline(children) -> str:
+    out, stack = [], []
+    for t in children or []:
+        if t.type == "text":
+            out.append(esc(t.content))
+        elif t.type == "code_inline":
+            out.append(f"#raw({lit(t.content)})")
+        elif t.type in ("softbreak",):
+            out.append(" ")
+        elif t.type == "hardbreak":
+            out.append(" \\\n")
+        elif t.type in ("strong_open", "em_open"):
+            out.append("#strong[" if t.type == "strong_open" else "#emph[")
+        elif t.type in ("strong_close", "em_close"):
+            out.append("]")
+        elif t.type == "link_open":
+            href = t.attrGet("href") or ""
+            ok = href.startswith(("http://", "https://"))
+            stack.append(ok)
+            out.append(f"#link({lit(href)})[" if ok else "")
+        elif t.type == "link_close":
+            out.append("]" if stack and stack.pop() else "")
+        else:
+            out.append(esc(t.content))
+    return "".join(out)
+
+
+def _block(t) -> str:
+    if t.type == "inline":
+        return _inline(t.children)
+    if t.type in ("fence", "code_block"):
+        return f"\n#raw(block: true, lang: \"cpp\", {lit(t.content)})\n"
+    return {"paragraph_open": "\n", "paragraph_close": "\n", "heading_open": "\n#strong[",
+            "heading_close": "]\n", "bullet_list_open": "\n", "bullet_list_close": "\n",
+            "ordered_list_open": "\n", "ordered_list_close": "\n", "list_item_open": "- ",
+            "list_item_close": "", "blockquote_open": "\n#quote(block: true)[", "blockquote_close": "]\n",
+            "hr": "\n#line(length: 100%)\n"}.get(t.type, "")
+
+
+def split_answers(md: str | None) -> tuple[dict, dict]:
+    """(front matter, {section key: markdown}) from report.md; sections found by heading text."""
+    front, body = {}, md or ""
+    m = re.match(r"^---\n(.*?)\n---\n?", body, re.S)
+    if m:
+        for line in m[1].splitlines():
+            if ":" in line:
+                k, v = line.split(":", 1)
+                front[k.strip().lower()] = v.strip()
+        body = body[m.end():]
+    answers: dict = {}
+    current = None
+    for line in body.splitlines():
+        h = re.match(r"^#{1,3}\s+(.*)$", line)
+        if h:
+            title = h[1].lower()
+            current = next((k for k, s in zip(_SECTION_KEYS, SECTIONS)
+                            if s.lower().rstrip("?") in title or k in title.split()), None)
+            continue
+        if current:
+            answers[current] = answers.get(current, "") + line + "\n"
+    return front, {k: v.strip() for k, v in answers.items() if v.strip()}
+
+
+# ---- numbers ----------------------------------------------------------------------------
+
+def _ms(x):
+    return "-" if x is None else (f"{x * 1e3:.1f} us" if x < 1 else f"{x:.3f} ms" if x < 100 else f"{x:.1f} ms")
+
+
+def _perf_chart(bench: list, path: Path, backend: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(6.5, 3.4))
+    for key, label, style in (("student_ms", "yours", "o-"), ("sdpa_ms", "SDPA", "s--"),
+                              ("naive_ms", "reference naive", "^-"), ("fused_ms", "reference fused", "v-"),
+                              ("fused_opt_ms", "reference fused (optimised)", "d-")):
+        pts = [(b["S"], b[key]) for b in bench if b.get(key)]
+        if pts:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], style, label=label, lw=1.2, ms=4)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("sequence length S")
+    ax.set_ylabel("time [ms] (log)")
+    ax.set_title(f"time vs S ({backend})", fontsize=9)
+    ax.grid(True, which="both", lw=0.3, alpha=0.5)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, format="svg")
+    plt.close(fig)
+
+
+def context(doc: dict, build: Path, profile_dir: Path | None = None) -> dict:
+    """Everything the template shows, computed and formatted here."""
+    from .ai_model import fused, naive, total
+    front, answers = split_answers(doc.get("report_md"))
+    sub = doc["submission"]
+    checks = doc.get("checks", [])
+    bench = doc.get("bench", [])
+    tol = doc["config"]["tolerance"]
+    unit, scale = ("TFLOP/s", 1e12) if doc["backend"] == "cuda" else ("GFLOP/s", 1e9)
+    perf_rows = []
+    for b in bench:
+        gf = (lambda ms: "-" if not ms else f"{b['flops'] / (ms * 1e-3) / scale:.2f}")
+        perf_rows.append({"S": b["S"], "shape": f"{b['B']},{b['H']},{b['S']},{b['D']}",
+                          "student": _ms(b["student_ms"]), "sdpa": _ms(b["sdpa_ms"]),
+                          "slowdown": "-" if b["slowdown"] is None else f"{b['slowdown']:.2f}x",
+                          "naive": _ms(b.get("naive_ms")), "fused": _ms(b.get("fused_ms")),
+                          "student_perf": gf(b["student_ms"]), "sdpa_perf": gf(b["sdpa_ms"])})
+    if bench:
+        _perf_chart(bench, build / "perf.svg", doc["backend"])
+    shape0 = bench[0] if bench else {"B": 1, "H": 8, "D": 64}
+    sizes = [b["S"] for b in bench] or [128, 512, 1024]
+    ai_rows = []
+    for S in sizes:
+        ks = naive(shape0["B"], shape0["H"], S, shape0["D"])
+        for k in ks + [total("naive (total)", ks), fused(shape0["B"], shape0["H"], S, shape0["D"])]:
+            ai_rows.append({"S": S, "kernel": k.name, "gflop": f"{k.flops / 1e9:.4f}",
+                            "mb": f"{k.bytes_moved / 1e6:.2f}", "ai": f"{k.ai:.2f}"})
+    profiles = [p for p in doc.get("profiles", []) if not p.get("tool_kernel")]
+    sol_rows = [{"range": p.get("nvtx") or p.get("profile", ""), "kernel": re.sub(r"\(.*", "", p["kernel"])[:48],
+                 "us": "-" if p["duration_us"] is None else f"{p['duration_us']:.2f}",
+                 "mem": "-" if p["memory_pct"] is None else f"{p['memory_pct']:.1f}",
+                 "sm": "-" if p["compute_pct"] is None else f"{p['compute_pct']:.1f}",
+                 "dram": "-" if p["dram_pct"] is None else f"{p['dram_pct']:.2f}",
+                 "bound": p["bound"] or "-"} for p in profiles]
+    roofline_svg = None
+    if profiles:
+        from . import roofline
+        from .ncu import KernelProfile
+        kps = [KernelProfile(**{k: (tuple(v) if k in ("ids", "files") else v) for k, v in p.items()
+                                if k in KernelProfile.__dataclass_fields__}) for p in profiles]
+        pts = roofline.gpu_points(kps)
+        if pts:
+            roofline.chart(roofline.gpu_ceilings(kps), pts, build / "roofline.svg")
+            roofline_svg = lit("roofline.svg")
+    shots = []
+    if profile_dir and profile_dir.is_dir():
+        for i, img in enumerate(sorted(p for p in profile_dir.iterdir() if p.suffix.lower() in (".png", ".jpg", ".jpeg"))):
+            name = f"shot{i}{img.suffix.lower()}"
+            shutil.copy(img, build / name)
+            shots.append({"file": lit(name), "caption": img.name})
+    all_pass = bool(checks) and all(c["passed"] for c in checks)
+    checklist = [
+        ("Correctness check passes for all configurations (max_err < %g)" % tol, all_pass),
+        ("Benchmark table vs F.scaled_dot_product_attention at S = %s" % ", ".join(map(str, sizes)), bool(bench)),
+        ("Profiler evidence (before and after optimisation)", len({p.get("profile") for p in profiles}) >= 2),
+        ("Written report covering the four sections", len(answers) == 4),
+    ]
+    source_kind = "cuda" if doc["backend"] == "cuda" else "cpp"
+    source = (doc.get("sources") or {}).get(source_kind, "")
+    system = doc.get("system", {})
+    return {
+        "student": front.get("student") or front.get("name") or sub["name"],
+        "date": date.today().isoformat(), "verdict": doc["verdict"], "message": doc["message"],
+        "backend": doc["backend"], "device": system.get("gpu") or system.get("cpu") or "-",
+        "software": f"torch {system.get('torch', '?')}" + (f", CUDA {system['cuda']}" if system.get("cuda") else "")
+                    + f", Python {system.get('python', '?')}",
+        "checklist": checklist, "tolerance": f"{tol:g}",
+        "checks": [{"name": c["name"], "shape": "hidden" if c.get("hidden") else
+                    "B={B} H={H} S={S} D={D}".format(**c["config"]),
+                    "max_err": "-" if c["max_err"] is None else f"{c['max_err']:.2e}", "passed": c["passed"],
+                    "message": c["message"], "mismatches": [f"at {tuple(m['index'])}: got {m['got']:.6g}, "
+                                                            f"expected {m['expected']:.6g}" for m in c.get("mismatches", [])]}
+                   for c in checks],
+        "perf_rows": perf_rows, "perf_unit": unit, "perf_chart": lit("perf.svg") if bench else None,
+        "ai_rows": ai_rows, "ai_B": shape0["B"], "ai_H": shape0["H"], "ai_D": shape0["D"],
+        "sol_rows": sol_rows, "roofline": roofline_svg, "shots": shots,
+        "profile_notes": doc.get("profile_notes", []),
+        "answers": [(title, markdown_to_typst(answers[key]) if key in answers else None)
+                    for key, title in zip(_SECTION_KEYS, SECTIONS)],
+        "source": lit(source), "source_lang": lit("cpp"), "has_source": bool(source),
+        "method": doc.get("timing", {}).get("description", "-"),
+        "seed": str(doc["config"].get("seed")), "compile_log": (doc.get("compile") or {}).get("log", ""),
+    }
+
+
+def render(results_json: Path | str, out_pdf: Path | str, profile_dir: Path | None = None) -> Path:
+    """Render the PDF for one results document."""
+    import jinja2
+    import typst
+    try:
+        doc = json.loads(Path(results_json).read_text())
+    except (OSError, ValueError) as e:
+        raise ReportError(f"{results_json}: not a readable results JSON ({e}); "
+                          "make one with: python -m grader grade SUBMISSION --json results.json") from None
+    if "verdict" not in doc or "submission" not in doc:
+        raise ReportError(f"{results_json} is not a grader results document (no verdict/submission)")
+    if profile_dir is None and doc["submission"].get("path"):
+        from .profile import profiles_dir
+        profile_dir = profiles_dir(Path(doc["submission"]["path"]))
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined,
+                             finalize=esc, autoescape=False, keep_trailing_newline=True)
+    env.filters["b"] = lambda x: T("true" if x else "false")
+    out_pdf = Path(out_pdf)
+    with tempfile.TemporaryDirectory(prefix="report-") as tmp:
+        build = Path(tmp)
+        ctx = context(doc, build, profile_dir)
+        source = env.get_template("report.typ.j2").render(**ctx)
+        (build / "report.typ").write_text(source)
+        try:
+            pdf = typst.compile(str(build / "report.typ"), root=str(build))
+        except Exception as e:  # noqa: BLE001 - typst's own error type
+            diag = getattr(e, "diagnostic", "") or str(e)
+            raise ReportError(f"typst failed: {str(diag)[:500]}") from None
+    out_pdf.parent.mkdir(parents=True, exist_ok=True)
+    out_pdf.write_bytes(pdf)
+    return out_pdf

@@ -1,0 +1,80 @@
+"""grader/report.py: canned results (real grades) -> PDF; the PDF's text is checked with pypdf."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("typst")
+pypdf = pytest.importorskip("pypdf")
+
+from grader.report import ReportError, esc, markdown_to_typst, render, split_answers  # noqa: E402
+
+from conftest import REPO, TESTS  # noqa: E402
+
+RESULTS = TESTS / "fixtures" / "results"
+HOSTILE = "\n".join([
+    '#read("/etc/passwd") and #image("/etc/passwd")', "{{ jinja }} {% raw %}", "$x^2$ @ref <label> ] // /* c */",
+    "= not a heading", "<script>alert(1)</script>", "![x](file:///etc/passwd) [js](javascript:alert(1))",
+    "ünïcödé ✓ \\u{1F600} trailing backslash \\", "A" * 300,
+])
+
+
+def _text(pdf) -> str:
+    return "\n".join(page.extract_text() for page in pypdf.PdfReader(str(pdf)).pages)
+
+
+def _squash(s: str) -> str:
+    return "".join(s.split())
+
+
+def test_cpu_report_has_every_section_and_the_numbers(tmp_path):
+    pdf = render(RESULTS / "cpu_fused.json", tmp_path / "r.pdf")
+    text = _text(pdf)
+    for heading in ("Checklist", "Correctness", "Performance", "Arithmetic intensity", "Profiler evidence",
+                    "Written answers", "Appendix"):
+        assert heading in text
+    doc = json.loads((RESULTS / "cpu_fused.json").read_text())
+    assert f"{doc['checks'][0]['max_err']:.2e}" in text
+    assert f"{doc['bench'][2]['slowdown']:.2f}x" in text
+    assert "142.61" in text and "262.00" in text            # AI model: naive MB and fused AI at S = 1024
+    assert text.count("Missing: this section was not found") == 4
+
+
+def test_gpu_report_uses_tflops(tmp_path):
+    text = _text(render(RESULTS / "gpu_fused_h200.json", tmp_path / "g.pdf"))
+    assert "TFLOP/s" in text and "NVIDIA H200" in text and "1.10x" in text
+
+
+def test_hostile_answers_and_source_print_literally(tmp_path):
+    doc = json.loads((RESULTS / "cpu_fused.json").read_text())
+    doc["report_md"] = ("---\nstudent: Robert'); #read(\"/etc/passwd\")\n---\n# Performance gap\n" + HOSTILE
+                        + "\n```\n#read(\"/etc/passwd\")\n```\n")
+    doc["sources"] = {"cpp": '// """ #read("/etc/passwd") {{ x }} \\\n' + HOSTILE}
+    doc["message"] = "config 1: {{ boom }} #read(\"/etc/passwd\")"
+    src = tmp_path / "hostile.json"
+    src.write_text(json.dumps(doc))
+    text = _squash(_text(render(src, tmp_path / "h.pdf")))
+    for literal in ('#read("/etc/passwd")', "{{jinja}}", "$x^2$", "=notaheading", "<script>alert(1)</script>",
+                    "ünïcödé✓", "{{boom}}", "Robert');"):
+        assert _squash(literal) in text, literal
+    assert "root:x:0" not in text                            # nothing was read from the file system
+    assert text.count("Missing:thissectionwasnotfound") == 3  # one answer given, three missing
+
+
+def test_escape_and_markdown_helpers():
+    assert esc("#a $b$ {c}") == "\\#a \\$b\\$ \\{c\\}"
+    assert "#raw(" in markdown_to_typst("use `x[i]` here")
+    assert "#link(" not in markdown_to_typst("[js](javascript:alert(1))")
+    front, answers = split_answers("---\nstudent: Ada\n---\n# Impact of kernel fusion\nFaster.\n")
+    assert front == {"student": "Ada"} and answers == {"fusion": "Faster."}
+
+
+def test_bad_input_is_a_clear_error(tmp_path):
+    bad = tmp_path / "x.json"
+    bad.write_text("{}")
+    with pytest.raises(ReportError, match="not a grader results document"):
+        render(bad, tmp_path / "x.pdf")
+    proc = subprocess.run([sys.executable, "-m", "grader", "report", str(tmp_path / "missing.json")],
+                          cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 2 and "python -m grader grade" in proc.stderr and "Traceback" not in proc.stderr
