@@ -131,6 +131,7 @@ def write_json_atomic(path: Path | str, data: dict) -> None:
             f.write("\n")
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)     # mkstemp makes 0600; results are meant to be read by others
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

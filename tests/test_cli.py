@@ -60,3 +60,11 @@ def test_cuda_only_submission_without_gpu_says_what_to_do(tmp_path):
     f.write_text('_CUDA_SRC = r"""int x;"""\n')
     proc = _grade(str(f))
     assert proc.returncode == 2 and "check-compile" in proc.stderr
+
+
+def test_results_file_is_readable_by_others(tmp_path):
+    from grader.result import write_json_atomic
+    out = tmp_path / "r.json"
+    write_json_atomic(out, {"a": 1, "b": float("nan")})
+    assert oct(out.stat().st_mode & 0o777) == "0o644"
+    assert json.loads(out.read_text()) == {"a": 1, "b": None}     # NaN is written as null
