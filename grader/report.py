@@ -153,6 +153,52 @@ def _perf_chart(bench: list, path: Path, backend: str) -> None:
     plt.close(fig)
 
 
+def _student_totals(kernels: list) -> dict:
+    """Time, DRAM %, AI of the student's kernels in one profile, summed over its kernels.
+    `make profile` exports: the `student_S<S>` ranges at the largest S; an export of the
+    student's own program (no such ranges): all its kernels."""
+    student = [p for p in kernels if (p.get("nvtx") or "").startswith("student")]
+    if student:
+        largest = max(int(re.sub(r"\D", "", p["nvtx"].split("_S")[-1]) or 0) for p in student)
+        student = [p for p in student if p["nvtx"].endswith(f"_S{largest}")]
+    ks = student or kernels
+    us = [p["duration_us"] for p in ks]
+    if None in us or not us:
+        return {}
+    dram_pct = [p["dram_pct"] for p in ks]
+    flop, dram, l2 = ([p[k] for p in ks] for k in ("flop", "dram_bytes", "l2_bytes"))
+    return {"us": sum(us), "kernels": len(ks),
+            "dram_pct": None if None in dram_pct else sum(d * u for d, u in zip(dram_pct, us)) / sum(us),
+            "ai_dram": None if None in flop or None in dram or not sum(dram) else sum(flop) / sum(dram),
+            "ai_l2": None if None in flop or None in l2 or not sum(l2) else sum(flop) / sum(l2)}
+
+
+def compare_profiles(profiles: list) -> dict | None:
+    """Before/after of the student's kernels when profiles/ holds two labelled profiles
+    (`before` first if present): time, DRAM %, and the move on the roofline (AI)."""
+    labels = sorted({p["profile"] for p in profiles}, key=lambda l: (l != "before", l == "after", l))
+    if len(labels) < 2:
+        return None
+    first, last = labels[0], labels[-1]
+    a = _student_totals([p for p in profiles if p["profile"] == first])
+    b = _student_totals([p for p in profiles if p["profile"] == last])
+    if not a or not b:
+        return None
+    f = lambda x, spec: "-" if x is None else format(x, spec)  # noqa: E731
+    ratio = lambda x, y: "-" if not x or not y else f"{y / x:.2f}x"  # noqa: E731
+    return {"labels": (first, last), "rows": [
+        {"what": "time (sum of the kernels, us)", "before": f(a["us"], ".2f"), "after": f(b["us"], ".2f"),
+         "change": ratio(a["us"], b["us"])},
+        {"what": "kernels", "before": str(a["kernels"]), "after": str(b["kernels"]), "change": ""},
+        {"what": "DRAM % (time-weighted)", "before": f(a["dram_pct"], ".2f"), "after": f(b["dram_pct"], ".2f"),
+         "change": "-" if a["dram_pct"] is None or b["dram_pct"] is None else f"{b['dram_pct'] - a['dram_pct']:+.2f} points"},
+        {"what": "AI at DRAM (FLOP/byte)", "before": f(a["ai_dram"], ".1f"), "after": f(b["ai_dram"], ".1f"),
+         "change": ratio(a["ai_dram"], b["ai_dram"])},
+        {"what": "AI at L2 (FLOP/byte)", "before": f(a["ai_l2"], ".2f"), "after": f(b["ai_l2"], ".2f"),
+         "change": ratio(a["ai_l2"], b["ai_l2"])},
+    ]}
+
+
 def context(doc: dict, build: Path, profile_dir: Path | None = None) -> dict:
     """Everything the template shows, computed and formatted here."""
     from .ai_model import fused, naive, total
@@ -181,18 +227,26 @@ def context(doc: dict, build: Path, profile_dir: Path | None = None) -> dict:
             ai_rows.append({"S": S, "kernel": k.name, "gflop": f"{k.flops / 1e9:.4f}",
                             "mb": f"{k.bytes_moved / 1e6:.2f}", "ai": f"{k.ai:.2f}"})
     profiles = [p for p in doc.get("profiles", []) if not p.get("tool_kernel")]
-    sol_rows = [{"range": p.get("nvtx") or p.get("profile", ""), "kernel": re.sub(r"\(.*", "", p["kernel"])[:48],
+    short = lambda k: re.sub(r"^void\s+|<unnamed>::|\(anonymous namespace\)::", "", re.sub(r"\(.*", "", k))[:48]  # noqa: E731
+    sol_rows = [{"range": p.get("nvtx") or p.get("profile", ""), "kernel": short(p["kernel"]),
                  "us": "-" if p["duration_us"] is None else f"{p['duration_us']:.2f}",
                  "mem": "-" if p["memory_pct"] is None else f"{p['memory_pct']:.1f}",
                  "sm": "-" if p["compute_pct"] is None else f"{p['compute_pct']:.1f}",
                  "dram": "-" if p["dram_pct"] is None else f"{p['dram_pct']:.2f}",
                  "bound": p["bound"] or "-"} for p in profiles]
-    roofline_svg = None
+    roofline_svg, measured_rows, before_after = None, [], None
     if profiles:
         from . import roofline
         from .ncu import KernelProfile
         kps = [KernelProfile(**{k: (tuple(v) if k in ("ids", "files") else v) for k, v in p.items()
                                 if k in KernelProfile.__dataclass_fields__}) for p in profiles]
+        from .ai_model import compare
+        measured_rows = [{"range": r["range"], "kernels": r["kernels"],
+                          "dram": "-" if r["dram_bytes"] is None else f"{r['dram_bytes'] / 1e6:.2f}",
+                          "l2": "-" if r["l2_bytes"] is None else f"{r['l2_bytes'] / 1e6:.2f}",
+                          "naive": f"{r['model_naive_bytes'] / 1e6:.2f}", "fused": f"{r['model_fused_bytes'] / 1e6:.2f}"}
+                         for r in compare(kps, shape0["B"], shape0["H"], shape0["D"])]
+        before_after = compare_profiles(profiles)
         pts = roofline.gpu_points(kps)
         if pts:
             roofline.chart(roofline.gpu_ceilings(kps), pts, build / "roofline.svg")
@@ -229,6 +283,7 @@ def context(doc: dict, build: Path, profile_dir: Path | None = None) -> dict:
         "perf_rows": perf_rows, "perf_unit": unit, "perf_chart": lit("perf.svg") if bench else None,
         "ai_rows": ai_rows, "ai_B": shape0["B"], "ai_H": shape0["H"], "ai_D": shape0["D"],
         "sol_rows": sol_rows, "roofline": roofline_svg, "shots": shots,
+        "measured_rows": measured_rows, "before_after": before_after,
         "profile_notes": doc.get("profile_notes", []),
         "answers": [(title, markdown_to_typst(answers[key]) if key in answers else None)
                     for key, title in zip(_SECTION_KEYS, SECTIONS)],

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -83,9 +84,12 @@ def read_profiles(sub: Submission) -> tuple[tuple, tuple]:
     if not folder.is_dir():
         return (), ()
     kernels, notes = [], []
+    labels: dict = {}          # "after_details.csv" and "after_raw.csv" are one report: "after"
     for csv_file in sorted(folder.glob("*.csv")):
+        labels.setdefault(re.sub(r"_(details|raw)$", "", csv_file.stem), []).append(csv_file)
+    for label, files in labels.items():
         try:
-            kernels += [dict(p.to_json(), profile=csv_file.stem) for p in read_files([csv_file])]
+            kernels += [dict(p.to_json(), profile=label) for p in read_files(files)]
         except NcuError as e:
             notes.append(str(e))
     return tuple(kernels), tuple(notes)

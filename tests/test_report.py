@@ -78,3 +78,28 @@ def test_bad_input_is_a_clear_error(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "grader", "report", str(tmp_path / "missing.json")],
                           cwd=REPO, capture_output=True, text=True)
     assert proc.returncode == 2 and "python -m grader grade" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_before_after_and_model_vs_measured_from_profiles(tmp_path):
+    """A folder submission with two labelled profiles: naive kernels as 'before' (raw export
+    of the ncu probe) and the references' make-profile export as 'after'."""
+    import shutil
+
+    from grader.config import load
+    from grader.run import grade
+    ncu = TESTS / "fixtures" / "ncu"
+    folder = tmp_path / "ada"
+    (folder / "profiles").mkdir(parents=True)
+    shutil.copy(TESTS / "submissions" / "invalid" / "compile_error.py", folder / "attention.py")
+    shutil.copy(ncu / "raw_base.csv", folder / "profiles" / "before_raw.csv")
+    shutil.copy(ncu / "references_h200_raw.csv", folder / "profiles" / "after_raw.csv")
+    shutil.copy(ncu / "references_h200_details.csv", folder / "profiles" / "after_details.csv")
+    result = grade(folder, load(TESTS / "fast_config.toml"), backend="cpu")
+    assert {p["profile"] for p in result.profiles} == {"before", "after"}
+    after = [p for p in result.profiles if p["profile"] == "after"]
+    assert len(after) == 18                       # details + raw merged: one entry per kernel
+    out = tmp_path / "r.json"
+    out.write_text(json.dumps(result.to_json()))
+    text = _squash(_text(render(out, tmp_path / "r.pdf", profile_dir=folder / "profiles")))
+    assert "Beforeandafter(before→after;yourkernels)" in text
+    assert "Modelvsmeasuredbytes" in text and "naive_S1024" in text and "142.61" in text

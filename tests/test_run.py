@@ -97,5 +97,5 @@ def test_grade_picks_up_profiles_and_notes_bad_ones(tmp_path, cfg):
     shutil.copy(SUBMISSIONS / "invalid" / "compile_error.py", folder / "attention.py")
     result = grade(folder, cfg, backend="cpu")
     kernels = {p["kernel"].split("(")[0] for p in result.profiles}
-    assert "qk_kernel" in kernels and all(p["profile"] == "after_raw" for p in result.profiles)
+    assert "qk_kernel" in kernels and all(p["profile"] == "after" for p in result.profiles)
     assert len(result.profile_notes) == 1 and "broken.csv" in result.profile_notes[0]
