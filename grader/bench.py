@@ -85,7 +85,7 @@ def recheck_error(out, inputs) -> float | None:
     """max |out - truth| of a timed call (None if the output is not a usable tensor)."""
     if not isinstance(out, torch.Tensor) or tuple(out.shape) != tuple(inputs[0].shape):
         return None
-    err = (out.detach().to("cpu", torch.float64) - truth(*inputs).cpu()).abs().max()
+    err = (out.detach().double() - truth(*inputs).to(out.device)).abs().max()   # float64, on out's device
     return float(err) if torch.isfinite(err) else float("nan")
 
 

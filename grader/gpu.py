@@ -18,8 +18,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from .bench import flops
-from .check import make_inputs, truth
+from .bench import make_row, recheck_error
+from .check import make_inputs
 from .config import Config, Shape
 from .result import BenchRow, Timing
 
@@ -106,7 +106,7 @@ def bench_cuda(student, references: dict, cfg: Config, seed: int, on_size=None,
         headline = graphs if use_graph else events
         methods[shape.S] = "do_bench_cudagraph" if use_graph else "do_bench"
         torch.cuda.synchronize()
-        recheck = _recheck(last.get("out"), last.get("inputs", (q, k, v)))
+        recheck = recheck_error(last.get("out"), last.get("inputs", (q, k, v)))
         rows.append(_row(shape, headline, events, graphs, recheck))
     timing = {
         "method": "triton.testing (do_bench_cudagraph at S <= %d when capturable, else do_bench)" % GRAPH_MAX_S,
@@ -125,22 +125,9 @@ def bench_cuda(student, references: dict, cfg: Config, seed: int, on_size=None,
     return rows, timing
 
 
-def _recheck(out, inputs) -> float | None:
-    if not isinstance(out, torch.Tensor) or tuple(out.shape) != tuple(inputs[0].shape):
-        return None
-    err = (out.detach().double() - truth(*inputs).to(out.device)).abs().max()
-    return float(err) if torch.isfinite(err) else float("nan")
-
-
 def _row(shape: Shape, headline: dict, events: dict, graphs: dict, recheck) -> BenchRow:
-    ms = {name: t.median_ms for name, t in headline.items()}
-    timings = {f"{name}": t for name, t in headline.items()}
+    """bench.make_row on the headline timings, keeping both methods' timings beside them."""
+    timings = dict(headline)
     timings.update({f"{name}_do_bench": t for name, t in events.items()})
     timings.update({f"{name}_cudagraph": t for name, t in graphs.items() if t is not None})
-    student, base = ms.get("student"), ms.get("sdpa")
-    n_flops = flops(shape)
-    return BenchRow(S=shape.S, B=shape.B, H=shape.H, D=shape.D, student_ms=student, sdpa_ms=base,
-                    slowdown=student / base if student and base else None,
-                    naive_ms=ms.get("naive"), fused_ms=ms.get("fused"), flops=n_flops,
-                    student_gflops=n_flops / (student * 1e6) if student else None,
-                    timings=timings, recheck_max_err=recheck, fused_opt_ms=ms.get("fused_opt"))
+    return make_row(shape, timings, recheck)

@@ -129,6 +129,12 @@ class KernelProfile:
         d["ids"], d["files"] = list(self.ids), list(self.files)
         return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in d.items()}
 
+    @staticmethod
+    def from_json(d: dict) -> "KernelProfile":
+        """Inverse of to_json (keys it does not know, like a results file's `profile`, are ignored)."""
+        fields = KernelProfile.__dataclass_fields__
+        return KernelProfile(**{k: (tuple(v) if k in ("ids", "files") else v) for k, v in d.items() if k in fields})
+
 
 # ---- values and units ------------------------------------------------------------------
 
@@ -313,12 +319,16 @@ def _sum(values: list) -> float | None:
     return None if any(v is None for v in values) else sum(values)
 
 
+def _mean(values: list) -> float | None:
+    return None if not values or any(v is None for v in values) else sum(values) / len(values)
+
+
 def _weighted(values: list, weights: list) -> float | None:
     """Duration-weighted mean of a percentage over launches (plain mean without durations)."""
     if any(v is None for v in values):
         return None
     if any(w is None for w in weights) or not sum(weights):
-        return sum(values) / len(values)
+        return _mean(values)
     return sum(v * w for v, w in zip(values, weights)) / sum(weights)
 
 
@@ -338,9 +348,9 @@ def summarize(launches: list[Launch], files: tuple = ()) -> list[KernelProfile]:
         secs = _sum(col("seconds"))
         flop, dram, l2 = _sum(col("flop")), _sum(col("dram")), _sum(col("l2"))
         # without durations, rates are averaged over launches instead of totals divided by time
-        flop_rate = _ratio(flop, secs) or _weighted(col("flop_rate"), [None] * len(nums))
-        dram_rate = _ratio(dram, secs) or _weighted(col("dram_rate"), [None] * len(nums))
-        l2_rate = _ratio(l2, secs) or _weighted(col("l2_rate"), [None] * len(nums))
+        flop_rate = _ratio(flop, secs) or _mean(col("flop_rate"))
+        dram_rate = _ratio(dram, secs) or _mean(col("dram_rate"))
+        l2_rate = _ratio(l2, secs) or _mean(col("l2_rate"))
         pct = {k: _weighted(col(k), col("seconds")) for k in ("memory_pct", "compute_pct", "dram_pct", "l1_pct", "l2_pct")}
         peaks = {k: (max(v for v in col(k) if v is not None) if any(v is not None for v in col(k)) else None)
                  for k in ("peak_flop", "peak_dram", "peak_l2")}

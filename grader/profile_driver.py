@@ -8,7 +8,6 @@ then once per benchmark size inside NVTX ranges `profile` / `<kernel>_S<S>`, so 
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import torch
 

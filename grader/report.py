@@ -238,8 +238,7 @@ def context(doc: dict, build: Path, profile_dir: Path | None = None) -> dict:
     if profiles:
         from . import roofline
         from .ncu import KernelProfile
-        kps = [KernelProfile(**{k: (tuple(v) if k in ("ids", "files") else v) for k, v in p.items()
-                                if k in KernelProfile.__dataclass_fields__}) for p in profiles]
+        kps = [KernelProfile.from_json(p) for p in profiles]
         from .ai_model import compare
         measured_rows = [{"range": r["range"], "kernels": r["kernels"],
                           "dram": "-" if r["dram_bytes"] is None else f"{r['dram_bytes'] / 1e6:.2f}",

@@ -1,6 +1,5 @@
 """`check-compile`: the reference .cu files and CUDA submissions compile with nvcc on a
 machine without a GPU (CI has nvcc and the CPU torch wheel), errors mapped to .py lines."""
-import shutil
 import subprocess
 import sys
 
