@@ -11,6 +11,9 @@
 #   make test-gpu                                           the GPU tests (on a GPU machine)
 #   make bench-reference                                    reference kernels vs SDPA, table
 #   make fidelity [SUBMISSION=path]                         5 grades of one submission: timing spread
+#   make batch SUBMISSIONS=dir [BATCH_OUT=dir] [GPUS=0,1] [HIDDEN=file] [JOBS=n]
+#                                                           grade a class: gradebook, PDFs, Gradescope
+#   make batch-demo [GPUS=0]                                the fixture class of known-good/-bad submissions
 
 SUBMISSION ?= student_template/attention.py
 BACKEND ?= auto
@@ -20,8 +23,9 @@ OUT ?= report
 PYTHON = $(eval PYTHON := $(shell tools/python.sh))$(PYTHON)
 
 LABEL ?= after
+BATCH_OUT ?= report/batch
 
-.PHONY: grade report demo test test-gpu check-compile profile bench-reference fidelity clean-cache
+.PHONY: grade report demo test test-gpu check-compile profile bench-reference fidelity clean-cache batch batch-demo
 
 grade:
 	@$(PYTHON) -m grader grade $(SUBMISSION) --backend $(BACKEND) --json $(OUT)/results.json --report
@@ -54,6 +58,14 @@ bench-reference:
 
 fidelity:
 	@$(PYTHON) tools/fidelity.py $(if $(filter student_template/attention.py,$(SUBMISSION)),reference/fused.cu,$(SUBMISSION))
+
+batch:
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make batch SUBMISSIONS=folder [BATCH_OUT=report/batch] [GPUS=0,1] [HIDDEN=hidden.toml] [JOBS=n]"; exit 2; }
+	@$(PYTHON) -m grader batch $(SUBMISSIONS) --out $(BATCH_OUT) $(if $(GPUS),--gpus $(GPUS)) $(if $(HIDDEN),--hidden $(HIDDEN)) $(if $(JOBS),--jobs $(JOBS))
+
+batch-demo:
+	@$(PYTHON) tools/fixture_class.py report/class --out $(BATCH_OUT) $(if $(GPUS),--gpu)
+	@$(MAKE) --no-print-directory batch SUBMISSIONS=report/class
 
 clean-cache:
 	rm -rf .cache/grader

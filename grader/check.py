@@ -129,6 +129,23 @@ def check_one(kernel, shape: Shape, seed: int, tolerance: float, name: str,
         ("" if passed else "wrong_answer")
 
 
+def withhold(result: CheckResult) -> CheckResult:
+    """A hidden config's result with everything that could reveal its shape removed:
+    the student's own exception text (it can print q.sizes()), shapes, element counts
+    and indices. The category of the failure and max_err stay."""
+    msg = result.message
+    if msg.startswith("attention raised"):
+        msg = "attention raised an exception (its text is withheld on hidden configs)"
+    elif msg.startswith("output has shape"):
+        msg = "output has the wrong shape"
+    elif "NaN/Inf" in msg:
+        msg = "output has NaN/Inf values"
+    elif msg.startswith("max_err"):
+        msg = msg.split(" (")[0]
+    return CheckResult(config=None, name=result.name, max_err=result.max_err, passed=result.passed,
+                       message=msg, mismatches=(), hidden=True, seconds=result.seconds)
+
+
 def check(kernel, shapes: tuple[Shape, ...], hidden: tuple[Shape, ...], seed: int, tolerance: float,
           device: str = "cpu", poison=None, on_config=None) -> list[tuple[CheckResult, str]]:
     """Check every public, then every hidden config. `on_config(name)` reports progress."""
@@ -139,8 +156,9 @@ def check(kernel, shapes: tuple[Shape, ...], hidden: tuple[Shape, ...], seed: in
         if on_config is not None:
             on_config(name, shape, is_hidden)
         # each config gets its own seed, derived from the run's seed
-        results.append(check_one(kernel, shape, seed * 1000 + i, tolerance, name, device,
-                                 is_hidden, poison))
+        result, kind = check_one(kernel, shape, seed * 1000 + i, tolerance, name, device,
+                                 is_hidden, poison)
+        results.append((withhold(result) if is_hidden else result, kind))
         if device != "cpu" and results[-1][1] == "runtime_error":
             break   # after a CUDA fault the context is unusable: nothing more can run
     return results

@@ -7,6 +7,7 @@ Exit codes of `grade`: 0 ok; 10 wrong_answer; 11 compile_error; 12 runtime_error
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -167,6 +168,67 @@ def cmd_ai(args) -> int:
     return 0
 
 
+def _gpus(text: str | None) -> tuple[int, ...]:
+    if not text:
+        return ()
+    try:
+        return tuple(int(x) for x in text.split(","))
+    except ValueError:
+        raise ConfigError(f"--gpus {text!r}: expected GPU indices like 0 or 0,1") from None
+
+
+def _shard(text: str) -> tuple[int, int]:
+    try:
+        k, n = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise ConfigError(f"--shard {text!r}: expected K/N, e.g. 2/8 (slice 2 of 8)") from None
+    if not 1 <= k <= n:
+        raise ConfigError(f"--shard {text!r}: need 1 <= K <= N")
+    return k, n
+
+
+def cmd_batch(args) -> int:
+    from .batch import Batch, BatchError, BatchOptions
+    cfg = config_mod.load(args.config, hidden=args.hidden)
+    cfg = config_mod.with_timeouts(cfg, compile=args.timeout_compile, run=args.timeout_run)
+    rubric, deadline = config_mod.load_rubric(args.config)
+    opts = BatchOptions(submissions=Path(args.submissions), out=Path(args.out), cfg=cfg, rubric=rubric,
+                        deadline=deadline, hidden_file=Path(args.hidden) if args.hidden else None,
+                        config_file=Path(args.config), jobs=args.jobs, gpus=_gpus(args.gpus),
+                        shard=_shard(args.shard), backend=args.backend, sandbox=args.sandbox,
+                        timestamps=Path(args.timestamps) if args.timestamps else None,
+                        render_pdf=not args.no_pdf, memory_gb=args.memory_limit)
+    try:
+        summary = Batch(opts, log=lambda line: print(line, flush=True)).run()
+    except BatchError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    rows = summary["rows"]
+    counts: dict = {}
+    for r in rows:
+        counts[r["status"]] = counts.get(r["status"], 0) + 1
+    print(f"done in {summary['seconds']:.0f} s: {summary['graded']} graded, {summary['skipped']} unchanged; "
+          + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
+    print(f"gradebook: {Path(args.out) / 'grades.csv'}; class summary: {Path(args.out) / 'summary.pdf'}")
+    return 0
+
+
+def cmd_collect(args) -> int:
+    from .batch import BatchError, collect, read_timestamps
+    cfg = config_mod.load(args.config, hidden=args.hidden)
+    rubric, deadline = config_mod.load_rubric(args.config)
+    stamps = read_timestamps(Path(args.timestamps)) if args.timestamps else {}
+    dest = Path(args.out) if args.out else Path(args.outs[0])
+    try:
+        rows = collect([Path(o) for o in args.outs], dest, cfg, rubric, deadline, stamps,
+                       render_pdf=not args.no_pdf)
+    except BatchError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"{len(rows)} submissions merged into {dest / 'grades.csv'}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m grader", description="Grade attention kernels.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -216,6 +278,34 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--compare", nargs="+", metavar="CSV",
                    help="make-profile exports: the model's bytes next to the measured DRAM and L2 bytes")
     a.set_defaults(func=cmd_ai)
+    b = sub.add_parser("batch", help="grade a class of submissions: gradebook, PDFs, Gradescope results")
+    b.add_argument("submissions", help="folder with one subfolder, .py or .zip per student")
+    b.add_argument("--out", required=True, help="output folder (re-running resumes it)")
+    b.add_argument("--hidden", metavar="FILE", help="instructor-only TOML with hidden configs/seed")
+    b.add_argument("--config", default=str(config_mod.DEFAULT_CONFIG))
+    b.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) - 1),
+                   help="submissions compiled at once (default: cores - 1)")
+    b.add_argument("--gpus", metavar="0,1,...", help="GPUs to time on, one submission per GPU at a time")
+    b.add_argument("--shard", default="1/1", metavar="K/N", help="grade slice K of N (cluster arrays)")
+    b.add_argument("--timeout-compile", type=float, metavar="S")
+    b.add_argument("--timeout-run", type=float, metavar="S", help="check and bench timeouts")
+    b.add_argument("--backend", choices=["auto", "cpu", "cuda"], default="auto")
+    b.add_argument("--sandbox", choices=["auto", "on", "off"], default="auto",
+                   help="bubblewrap sandbox: auto = when available (a loud warning otherwise)")
+    b.add_argument("--timestamps", metavar="CSV", help="submission,submitted_at (default: the config's "
+                   "[deadline] timestamps file in the submissions folder)")
+    b.add_argument("--memory-limit", type=float, default=16.0, metavar="GB",
+                   help="resident memory per submission (default 16)")
+    b.add_argument("--no-pdf", action="store_true", help="skip report.pdf and summary.pdf")
+    b.set_defaults(func=cmd_batch)
+    co = sub.add_parser("collect", help="merge the OUT folders of --shard runs into one gradebook")
+    co.add_argument("outs", nargs="+", help="batch output folders")
+    co.add_argument("--out", help="merged folder (default: the first one)")
+    co.add_argument("--config", default=str(config_mod.DEFAULT_CONFIG))
+    co.add_argument("--hidden", metavar="FILE")
+    co.add_argument("--timestamps", metavar="CSV")
+    co.add_argument("--no-pdf", action="store_true")
+    co.set_defaults(func=cmd_collect)
     return p
 
 

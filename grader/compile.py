@@ -68,6 +68,13 @@ def cache_root() -> Path:
     return Path(os.environ.get("GRADER_CACHE", REPO_ROOT / ".cache" / "grader"))
 
 
+def shared_root() -> Path | None:
+    """A read-only cache to look in first ($GRADER_SHARED_CACHE): in the sandbox, the
+    binding module and the reference kernels built once by the batch, outside it."""
+    value = os.environ.get("GRADER_SHARED_CACHE")
+    return Path(value) if value else None
+
+
 @dataclass(frozen=True)
 class Kernel:
     """A built kernel: call it like `attention(q, k, v)`."""
@@ -107,6 +114,14 @@ def _dispatch():
         from torch.utils.cpp_extension import load_inline
         text = DISPATCH_SRC.read_text()
         key = hashlib.sha256(f"{_torch_key()}|{text}".encode()).hexdigest()[:12]
+        shared = shared_root()
+        built = shared / f"dispatch-{key}" / f"grader_dispatch_{key}.so" if shared else None
+        if built is not None and built.is_file():      # read-only: import the built module
+            import importlib.util
+            spec = importlib.util.spec_from_file_location(f"grader_dispatch_{key}", built)
+            _DISPATCH = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(_DISPATCH)
+            return _DISPATCH
         build = cache_root() / f"dispatch-{key}"
         build.mkdir(parents=True, exist_ok=True)
         with _locked(build.with_suffix(".lock")):
@@ -236,13 +251,22 @@ def _run_load_inline(src: Source, cfg: Config, build: Path, name: str, lean: boo
     else:
         kwargs.update(cpp_sources=[text], with_cuda=False)
     load_inline(**kwargs)
-    return str(build / f"{name}.so")
+    # a second load_inline of one name in a process (the full-header retry) is versioned
+    # by torch: name_v1.so
+    built = sorted(build.glob(f"{name}*.so"), key=lambda p: p.stat().st_mtime)
+    return str(built[-1] if built else build / f"{name}.so")
 
 
 def compile_source(src: Source, cfg: Config) -> tuple[CompileResult, Kernel | None]:
     """Build `src` (or reuse an identical earlier build) and load it."""
     key = source_hash(src, cfg)
     name = f"attn_{src.kind}_{key}"
+    shared = shared_root()
+    if shared is not None and (shared / "build" / name / "RESULT.json").is_file():
+        prev = json.loads((shared / "build" / name / "RESULT.json").read_text())
+        if prev["ok"]:     # built outside the sandbox (a reference kernel): load, write nothing
+            return (CompileResult(ok=True, seconds=0.0, log=prev["log"], cached=True, module=name,
+                                  build_dir=str(shared / "build" / name)), _load(prev["library"]))
     root = cache_root() / "build" / name
     marker = root / "RESULT.json"
     with _locked(root.with_suffix(".lock")):

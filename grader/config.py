@@ -7,6 +7,7 @@ sizes, timing repetitions and per-stage timeouts. A wrong key or value raises
 from __future__ import annotations
 
 import tomllib
+from datetime import datetime
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -92,6 +93,13 @@ _SCHEMA = {
     "compile": {"cpp_flags": list, "cpp_ldflags": list, "cuda_flags": list, "cuda_arch": str},
     "timeouts": {"compile": float, "check": float, "bench": float},
 }
+# Sections only the batch grader reads (grader/gradebook.py); optional.
+_OPTIONAL_SCHEMA = {
+    "rubric": {"config_points": list, "hidden_points": float, "performance": list,
+               "profile_points": float, "before_after_points": float, "written_points": float},
+    "deadline": {"due": str, "grace_minutes": float, "penalty_per_day": float,
+                 "max_late_days": float, "timestamps": str},
+}
 _TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", list: "a list"}
 _HIDDEN_SCHEMA = {"correctness": {"seed": int, "configs": list}}
 
@@ -153,7 +161,8 @@ def load(path: Path | str = DEFAULT_CONFIG, hidden: Path | str | None = None,
     path = Path(path)
     data = _read_toml(path)
     where = str(path)
-    _check_keys(data, _SCHEMA, where)
+    _check_keys({k: v for k, v in data.items() if k not in _OPTIONAL_SCHEMA}, _SCHEMA, where)
+    load_rubric(path, data)
     corr, bench, tmo = data["correctness"], data["benchmark"], data["timeouts"]
     configs = _shapes(corr["configs"], where, "correctness.configs")
     if not configs:
@@ -211,3 +220,86 @@ def with_timeouts(cfg: Config, compile: float | None = None, run: float | None =
     if run is not None:
         changes.update(timeout_check=run, timeout_bench=run)
     return replace(cfg, **changes)
+
+
+# ---- the batch grader's sections: [rubric] and [deadline] ---------------------------------
+
+@dataclass(frozen=True)
+class Rubric:
+    config_points: tuple[float, ...]         # per public correctness config, in order
+    hidden_points: float                     # per hidden config
+    performance: tuple[tuple[float, float], ...]   # (max_slowdown, points), best tier first
+    profile_points: float                    # profiler evidence handed in (profiles/ parses)
+    before_after_points: float               # two labelled profiles (before / after)
+    written_points: float                    # per written section of report.md (four)
+
+    def max_score(self, hidden: int) -> float:
+        return (sum(self.config_points) + self.hidden_points * hidden
+                + max((p for _, p in self.performance), default=0) + self.profile_points
+                + self.before_after_points + 4 * self.written_points)
+
+
+@dataclass(frozen=True)
+class Deadline:
+    due: datetime                          # timezone-aware
+    grace_minutes: float = 0
+    penalty_per_day: float = 0.0             # fraction of the score lost per started late day
+    max_late_days: float = 0                 # later than this: score 0 (0 = no cut-off)
+    timestamps: str = "timestamps.csv"       # in the submissions folder: submission,submitted_at
+
+
+DEFAULT_RUBRIC = Rubric(config_points=(), hidden_points=0, performance=(), profile_points=0,
+                        before_after_points=0, written_points=0)
+
+
+def load_rubric(path: Path | str = DEFAULT_CONFIG, data: dict | None = None) -> tuple[Rubric, Deadline | None]:
+    """[rubric] and [deadline] of the config, validated (both optional)."""
+    path = Path(path)
+    data = _read_toml(path) if data is None else data
+    where = str(path)
+    optional = {k: v for k, v in data.items() if k in _OPTIONAL_SCHEMA}
+    due = optional.get("deadline", {}).get("due")
+    if isinstance(due, datetime):            # a TOML datetime literal
+        optional = {**optional, "deadline": {**optional["deadline"], "due": due.isoformat()}}
+    _check_keys(optional, _OPTIONAL_SCHEMA, where, required=False)
+    r = optional.get("rubric", {})
+    n_configs = len(data.get("correctness", {}).get("configs", []))
+    points = r.get("config_points", [0] * n_configs)
+    if len(points) != n_configs or not all(isinstance(p, (int, float)) and p >= 0 for p in points):
+        raise ConfigError(f"{where}: [rubric] config_points must be {n_configs} numbers >= 0, one "
+                          f"per [[correctness.configs]] entry (got {points!r})")
+    tiers = []
+    for i, tier in enumerate(r.get("performance", [])):
+        if not isinstance(tier, dict) or set(tier) != {"max_slowdown", "points"} or not all(
+                isinstance(x, (int, float)) and x > 0 for x in tier.values()):
+            raise ConfigError(f"{where}: [[rubric.performance]] entry {i + 1} must have exactly "
+                              f"max_slowdown > 0 and points > 0 (got {tier!r})")
+        tiers.append((float(tier["max_slowdown"]), float(tier["points"])))
+    for key in ("hidden_points", "profile_points", "before_after_points", "written_points"):
+        if r.get(key, 0) < 0:
+            raise ConfigError(f"{where}: [rubric] {key} must be >= 0")
+    rubric = Rubric(config_points=tuple(float(p) for p in points),
+                    hidden_points=float(r.get("hidden_points", 0)),
+                    performance=tuple(sorted(tiers)), profile_points=float(r.get("profile_points", 0)),
+                    before_after_points=float(r.get("before_after_points", 0)),
+                    written_points=float(r.get("written_points", 0)))
+    d = optional.get("deadline")
+    if d is None:
+        return rubric, None
+    if "due" not in d:
+        raise ConfigError(f"{where}: [deadline] needs due = 2026-12-11T23:59:00+00:00")
+    try:
+        due_at = datetime.fromisoformat(d["due"])
+    except ValueError:
+        raise ConfigError(f"{where}: [deadline] due = {d['due']!r} is not an ISO 8601 date-time "
+                          "(like 2026-12-11T23:59:00+00:00)") from None
+    if due_at.tzinfo is None:
+        raise ConfigError(f"{where}: [deadline] due = {d['due']!r} needs a time zone "
+                          "(like +00:00 or Z)")
+    for key in ("grace_minutes", "penalty_per_day", "max_late_days"):
+        if d.get(key, 0) < 0:
+            raise ConfigError(f"{where}: [deadline] {key} must be >= 0")
+    return rubric, Deadline(due=due_at, grace_minutes=float(d.get("grace_minutes", 0)),
+                            penalty_per_day=float(d.get("penalty_per_day", 0)),
+                            max_late_days=float(d.get("max_late_days", 0)),
+                            timestamps=d.get("timestamps", "timestamps.csv"))

@@ -294,8 +294,6 @@ def context(doc: dict, build: Path, profile_dir: Path | None = None) -> dict:
 
 def render(results_json: Path | str, out_pdf: Path | str, profile_dir: Path | None = None) -> Path:
     """Render the PDF for one results document."""
-    import jinja2
-    import typst
     try:
         doc = json.loads(Path(results_json).read_text())
     except (OSError, ValueError) as e:
@@ -306,20 +304,30 @@ def render(results_json: Path | str, out_pdf: Path | str, profile_dir: Path | No
     if profile_dir is None and doc["submission"].get("path"):
         from .profile import profiles_dir
         profile_dir = profiles_dir(Path(doc["submission"]["path"]))
+    return render_template("report.typ.j2", lambda build: context(doc, build, profile_dir), out_pdf)
+
+
+def render_template(template: str, make_context, out_pdf: Path | str) -> Path:
+    """Render `report_template/<template>` with the context `make_context(build_folder)`
+    returns (it may write charts into the folder), compile it with Typst, write the PDF
+    atomically."""
+    import jinja2
+    import typst
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined,
                              finalize=esc, autoescape=False, keep_trailing_newline=True)
     env.filters["b"] = lambda x: T("true" if x else "false")
     out_pdf = Path(out_pdf)
     with tempfile.TemporaryDirectory(prefix="report-") as tmp:
         build = Path(tmp)
-        ctx = context(doc, build, profile_dir)
-        source = env.get_template("report.typ.j2").render(**ctx)
-        (build / "report.typ").write_text(source)
+        source = env.get_template(template).render(**make_context(build))
+        (build / "main.typ").write_text(source)
         try:
-            pdf = typst.compile(str(build / "report.typ"), root=str(build))
+            pdf = typst.compile(str(build / "main.typ"), root=str(build))
         except Exception as e:  # noqa: BLE001 - typst's own error type
             diag = getattr(e, "diagnostic", "") or str(e)
             raise ReportError(f"typst failed: {str(diag)[:500]}") from None
     out_pdf.parent.mkdir(parents=True, exist_ok=True)
-    out_pdf.write_bytes(pdf)
+    tmp_pdf = out_pdf.with_name(f".{out_pdf.name}.tmp")
+    tmp_pdf.write_bytes(pdf)
+    tmp_pdf.replace(out_pdf)
     return out_pdf

@@ -105,6 +105,9 @@ class GradeResult:
     report_md: str | None = None  # the student's written answers (report.md), if handed in
     profiles: tuple = ()         # Nsight Compute kernels from the submission's profiles/ (grader/ncu.py)
     profile_notes: tuple = ()    # one line per profiles/ file that could not be read
+    flags: tuple = ()            # integrity findings: {code, tier (strict|warning|review), detail}
+    verdict_without_flags: str | None = None   # the verdict a strict flag replaced, if any
+    isolation: dict = field(default_factory=dict)   # sandbox used, limits enforced
     grader_version: str = "0.1.0"
     schema_version: int = SCHEMA_VERSION
 
@@ -157,7 +160,8 @@ def bench_from(d: dict) -> BenchRow:
 
 def result_from(d: dict) -> GradeResult:
     """A GradeResult from its JSON document (what `--json` wrote)."""
-    d = {**d, "profiles": tuple(d.get("profiles", ())), "profile_notes": tuple(d.get("profile_notes", ()))}
+    d = {**d, "profiles": tuple(d.get("profiles", ())), "profile_notes": tuple(d.get("profile_notes", ())),
+         "flags": tuple(d.get("flags", ()))}
     return GradeResult(**{**d, "compile": compile_from(d["compile"]),
                           "checks": tuple(check_from(c) for c in d["checks"]),
                           "bench": tuple(bench_from(b) for b in d["bench"])})

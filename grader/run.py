@@ -15,12 +15,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .config import REPO_ROOT, Config
 from .parse import Submission, parse
 from .result import GradeResult, check_from, compile_from, bench_from
+from .sandbox import (Limits, OutputCap, bwrap_command, bwrap_path, die_with_parent, folder_bytes,
+                      tree_usage)
 
 STAGE_NAMES = {"start": "starting", "prepare": "preparing the grader's binding module",
                "compile": "compiling", "compile-references": "compiling the reference kernels",
@@ -31,6 +33,19 @@ OUTPUT_TAIL = 2000
 
 class GraderError(Exception):
     """Grading cannot start (the caller's or the machine's problem, not the student's)."""
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How the child runs. The defaults are a student's own `make grade`; batch mode sets
+    a persistent work folder, the sandbox, what to hide and which GPU."""
+    workdir: Path | None = None        # None: a temp folder, removed afterwards
+    sandbox: bool = False              # run the child in bwrap (GraderError if unavailable)
+    hide: tuple = ()                   # paths the sandboxed child must not see
+    env: dict = field(default_factory=dict)   # extra environment (CUDA_VISIBLE_DEVICES, ...)
+    stop_after: str | None = None      # "compile": build (into the work folder's cache) and stop
+    references: bool = True            # time the reference kernels beside the student's
+    limits: Limits = Limits()
 
 
 def gpu_present() -> bool:
@@ -96,9 +111,18 @@ def read_profiles(sub: Submission) -> tuple[tuple, tuple]:
 
 
 def _result(sub: Submission, cfg: Config, backend: str, reason: str, verdict: str, message: str,
-            state: dict | None = None) -> GradeResult:
+            state: dict | None = None, isolation: dict | None = None) -> GradeResult:
+    from .integrity import STRICT, audit_flags, scan, speed_flags
     state = state or {}
     profiles, notes = read_profiles(sub) if sub.ok else ((), ())
+    flags = [f for src in sub.sources.values() for f in scan(src)]
+    flags += audit_flags(state.get("audit")) + speed_flags(state.get("bench", []), state.get("system", {}))
+    strict = [f for f in flags if f.tier == STRICT]
+    before = None
+    if strict and verdict != "invalid_submission":
+        before, verdict = verdict, "cheat_suspected"
+        more = f" (+{len(strict) - 1} more: see flags)" if len(strict) > 1 else ""
+        message = f"{strict[0].detail}{more}"
     return GradeResult(
         verdict=verdict, message=message,
         submission={"name": sub.name, "path": sub.path, "file": sub.file},
@@ -110,6 +134,8 @@ def _result(sub: Submission, cfg: Config, backend: str, reason: str, verdict: st
         config=_config_summary(cfg), stage_seconds=state.get("stage_seconds", {}),
         profiles=profiles, profile_notes=notes,
         sources={kind: src.text for kind, src in sub.sources.items()}, report_md=sub.report_md,
+        flags=tuple(f.as_dict() for f in flags), verdict_without_flags=before,
+        isolation=isolation or {},
     )
 
 
@@ -140,9 +166,10 @@ def _tail(path: Path) -> str:
 
 
 def grade(path: Path | str, cfg: Config, backend: str = "auto", bench: bool = True,
-          progress=None, keep_workdir: bool = False) -> GradeResult:
+          progress=None, keep_workdir: bool = False, options: RunOptions | None = None) -> GradeResult:
     """Grade the submission at `path`. `progress(stage, detail, elapsed_s)` is called
     whenever the child starts a stage."""
+    options = options or RunOptions()
     sub = parse(path)
     if not sub.ok:
         return _result(sub, cfg, "none", "the submission could not be parsed",
@@ -150,30 +177,67 @@ def grade(path: Path | str, cfg: Config, backend: str = "auto", bench: bool = Tr
     backend, reason = choose_backend(sub, backend)
     source = sub.sources["cuda" if backend == "cuda" else "cpp"]
     threads = cfg.threads or os.cpu_count() or 1
-    workdir = Path(tempfile.mkdtemp(prefix="grade-"))
+    if options.workdir is not None:
+        workdir = Path(options.workdir).resolve()
+        workdir.mkdir(parents=True, exist_ok=True)
+        for stale in ("progress.jsonl", "state.json", "output.log"):
+            (workdir / stale).unlink(missing_ok=True)
+    else:
+        workdir = Path(tempfile.mkdtemp(prefix="grade-"))
     request = {"source": {"kind": source.kind, "text": source.text, "file": source.file,
                           "line_map": list(source.line_map)},
-               "config": cfg.to_json(), "backend": backend, "threads": threads, "bench": bench}
+               "config": cfg.to_json(), "backend": backend, "threads": threads, "bench": bench,
+               "stop_after": options.stop_after, "references": options.references}
     (workdir / "request.json").write_text(json.dumps(request))
     try:
-        verdict, message, state = _supervise(workdir, cfg, threads, progress)
+        verdict, message, state, isolation = _supervise(workdir, cfg, threads, progress, options,
+                                                        gpu=backend == "cuda")
     finally:
-        if not keep_workdir:
+        if not keep_workdir and options.workdir is None:
             shutil.rmtree(workdir, ignore_errors=True)
-    return _result(sub, cfg, backend, reason, verdict, message, state)
+    return _result(sub, cfg, backend, reason, verdict, message, state, isolation)
 
 
-def _supervise(workdir: Path, cfg: Config, threads: int, progress) -> tuple[str, str, dict]:
-    """Run the worker with per-stage timeouts; returns (verdict, message, state)."""
-    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "PYTHONUNBUFFERED": "1",
-           "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")])}
-    log = open(workdir / "output.log", "wb")
-    proc = subprocess.Popen([sys.executable, "-m", "grader.worker", str(workdir)], cwd=REPO_ROOT,
-                            env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            start_new_session=True)
+def _child_command(workdir: Path, options: RunOptions, gpu: bool) -> tuple[list[str], dict, dict]:
+    """(argv, environment, isolation record) of the worker process."""
+    cmd = [sys.executable, "-m", "grader.worker", str(workdir)]
+    env = {**os.environ, **options.env}
+    if not options.sandbox:
+        return cmd, env, {"sandbox": "none", "limits": options.limits.as_dict()}
+    bwrap = bwrap_path()
+    if bwrap is None:
+        raise GraderError("the sandbox needs bubblewrap: install it (apt install bubblewrap) "
+                          "or set GRADER_BWRAP to a bwrap binary")
+    from .compile import cache_root
+    for sub in ("cache", "home", "tmp"):
+        (workdir / sub).mkdir(exist_ok=True)
+    env.update({"GRADER_SHARED_CACHE": str(cache_root()), "GRADER_CACHE": str(workdir / "cache"),
+                "HOME": str(workdir / "home"), "TMPDIR": str(workdir / "tmp"),
+                "TRITON_CACHE_DIR": str(workdir / "home" / "triton"), "XDG_CACHE_HOME": str(workdir / "home")})
+    shared_triton = cache_root() / "triton"
+    if gpu and shared_triton.is_dir() and not (workdir / "home" / "triton").exists():
+        shutil.copytree(shared_triton, workdir / "home" / "triton")
+    wrapped = bwrap_command(bwrap, cmd, workdir, list(options.hide), gpu)
+    return wrapped, env, {"sandbox": "bwrap", "bwrap": bwrap, "limits": options.limits.as_dict(),
+                          "hidden_paths": len(options.hide), "network": "none"}
+
+
+def _supervise(workdir: Path, cfg: Config, threads: int, progress, options: RunOptions,
+               gpu: bool) -> tuple[str, str, dict, dict]:
+    """Run the worker with per-stage timeouts and the limits; returns (verdict, message,
+    state, isolation record)."""
+    cmd, env, isolation = _child_command(workdir, options, gpu)
+    env.update({"OMP_NUM_THREADS": str(threads), "PYTHONUNBUFFERED": "1",
+                "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")])})
+    limits = options.limits
+    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+                            preexec_fn=die_with_parent)
+    output = OutputCap(proc.stdout, limits.output_bytes)
     start = time.monotonic()
     stage, detail, stage_start, seen = "start", "", start, 0
-    timed_out = None
+    timed_out, breach = None, None
+    next_measure, next_disk = start, start
     try:
         while proc.poll() is None:
             lines = _progress_lines(workdir)
@@ -182,30 +246,50 @@ def _supervise(workdir: Path, cfg: Config, threads: int, progress) -> tuple[str,
                 if progress is not None:
                     progress(stage, detail, stage_start - start)
             seen = len(lines)
-            limit = _timeout_for(cfg, stage)
-            if time.monotonic() - stage_start > limit:
-                timed_out = (stage, detail, limit)
+            now = time.monotonic()
+            if now - stage_start > _timeout_for(cfg, stage):
+                timed_out = (stage, detail, _timeout_for(cfg, stage))
+                break
+            if now >= next_measure:
+                next_measure = now + limits.poll_s
+                rss, procs = tree_usage(proc.pid, limits.max_processes)
+                if procs > limits.max_processes:     # first: forked copies share their memory
+                    breach = f"started more than {limits.max_processes} processes"
+                elif rss > limits.memory_bytes:
+                    breach = f"used more than {limits.memory_bytes / 2**30:g} GiB of memory"
+            if breach is None and now >= next_disk:
+                next_disk = now + 1.0
+                if folder_bytes(workdir) > limits.disk_bytes:
+                    breach = f"wrote more than {limits.disk_bytes / 2**30:g} GiB to its work folder"
+            if breach is not None:
                 break
             time.sleep(POLL_S)
     finally:
         _kill_group(proc)
-        log.close()
+        (workdir / "output.log").write_text(output.text())
+    isolation = {**isolation, "output_bytes": output.total}
     state = _read_state(workdir) or {}
     where = f"{STAGE_NAMES.get(stage, stage)}{' (' + detail + ')' if detail else ''}"
     if timed_out is not None:
-        return "timeout", f"{where} took longer than the {timed_out[2]:g} s limit", state
+        return "timeout", f"{where} took longer than the {timed_out[2]:g} s limit", state, isolation
+    if breach is not None:
+        return "runtime_error", f"the kernel {breach} while {where} (stopped)", state, isolation
     if state.get("done"):
-        return state["verdict"], state["message"], state
+        return state["verdict"], state["message"], state, isolation
     rc = proc.returncode
     if rc is not None and rc < 0:
         name = signal.Signals(-rc).name if -rc in signal.Signals._value2member_map_ else str(-rc)
-        return "runtime_error", f"the process crashed with {name} while {where}", state
+        return "runtime_error", f"the process crashed with {name} while {where}", state, isolation
     if "internal_error" in state:
         return "runtime_error", (f"the grader failed while {where}: {state['message']} "
-                                 "(if your kernel is not the cause, please report this)"), state
+                                 "(if your kernel is not the cause, please report this)"), state, isolation
     tail = _tail(workdir / "output.log").splitlines()[-3:]
+    if rc is not None and rc >= 128 and options.sandbox:   # bwrap reports a killed child as 128+N
+        sig = rc - 128
+        name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+        return "runtime_error", f"the process crashed with {name} while {where}", state, isolation
     return "runtime_error", (f"the process exited with status {rc} while {where}"
-                             + (": " + " | ".join(tail) if tail else "")), state
+                             + (": " + " | ".join(tail) if tail else "")), state, isolation
 
 
 def _progress_lines(workdir: Path) -> list[dict]:

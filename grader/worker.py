@@ -42,12 +42,16 @@ class Worker:
     def __init__(self, workdir: Path):
         self.workdir = workdir
         self.request = json.loads((workdir / "request.json").read_text())
+        # the request holds the hidden configs and seed: gone before student code loads
+        (workdir / "request.json").unlink()
         self.cfg = Config.from_json(self.request["config"])
         self.backend = self.request["backend"]
         self.device = "cuda" if self.backend == "cuda" else "cpu"
         self.state = {"compile": None, "checks": [], "failures": [], "bench": [],
                       "references": {}, "system": {}, "timing": {}, "stage_seconds": {},
-                      "verdict": None, "message": "", "done": False}
+                      "audit": {}, "verdict": None, "message": "", "done": False}
+        from .integrity import OpAudit
+        self.audit = OpAudit()
         self._stage_start = time.perf_counter()
         self._stage = None
 
@@ -92,6 +96,8 @@ class Worker:
         self.save()
         if not result.ok:
             return self.finish("compile_error", "the kernel did not compile")
+        if self.request.get("stop_after") == "compile":
+            return self.finish("ok", "compiled (stopped after compiling, as requested)")
 
         if not self.run_checks(kernel):
             return
@@ -110,8 +116,11 @@ class Worker:
 
         def on_config(name, shape, hidden):
             self.stage("check", name if hidden else f"{name}: {shape}")
-        results = check(kernel, self.cfg.configs, self.cfg.hidden_configs, self.cfg.seed,
+        def audited(q, k, v):
+            return self.audit.call(kernel, q, k, v)
+        results = check(audited, self.cfg.configs, self.cfg.hidden_configs, self.cfg.seed,
                         self.cfg.tolerance, self.device, poison, on_config)
+        self.state["audit"] = self.audit.as_dict()
         self.state["checks"] = [asdict(r) for r, _ in results]
         self.state["failures"] = [kind for _, kind in results]
         self.save()
@@ -127,6 +136,8 @@ class Worker:
         """The reference kernels, built through the same path as the student's."""
         from .parse import parse_file
         kernels = {}
+        if not self.request.get("references", True):
+            return kernels     # batch mode times the references once per device instead
         for name, rel in REFERENCES[self.backend].items():
             path = REPO_ROOT / rel
             if not path.is_file():
@@ -157,6 +168,10 @@ class Worker:
         def on_size(shape):
             self.state["bench_size"] = str(shape)
             self.stage("bench", str(shape))
+            # one untimed, audited call on fresh inputs of this size
+            from .check import make_inputs
+            self.audit.call(kernel, *make_inputs(shape, seed * 7 + shape.S, self.device))
+            self.state["audit"] = self.audit.as_dict()
         if self.device == "cuda":
             from .gpu import bench_cuda
             rows, timing = bench_cuda(kernel, references, self.cfg, seed, on_size)

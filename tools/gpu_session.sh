@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Everything the GPU machine must show, in one call; logs go to $OUT (or /tmp/gpu-out).
-#   tools/gpu_session.sh [phase ...]   phases: system grade compile tests bench fidelity demo
-# (default: all). Each phase prints a header; a failing phase does not stop the others.
+#   tools/gpu_session.sh [phase ...]   phases: setup system grade compile tests bench fidelity demo
+#                                      batch throughput
+# (default: system grade compile tests bench fidelity). `setup` installs what was carried
+# in .cache/carry (typst/pypdf wheels, a bubblewrap binary): the GPU image has neither. Each phase prints a header; a failing phase does not stop the others.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/gpu-out}
@@ -11,7 +13,23 @@ PY=$(tools/python.sh)
 phases=${*:-system grade compile tests bench fidelity}
 step() { echo; echo "=== $* ($(date +%T))"; }
 
+if [ -z "${GRADER_BWRAP:-}" ] && ! command -v bwrap >/dev/null && [ -x .cache/carry/bwrap ]; then
+    export GRADER_BWRAP=$PWD/.cache/carry/bwrap
+fi
+
 for phase in $phases; do case $phase in
+setup)
+    step "setup: carried wheels and bubblewrap"
+    python3 -V
+    ls .cache/carry/*.whl 2>/dev/null && $PY -m pip install -q --no-deps --no-index .cache/carry/typst-*.whl .cache/carry/pypdf-*.whl 2>&1 | tail -2
+    $PY -c "import typst, pypdf; print('typst', typst.__version__ if hasattr(typst, '__version__') else 'ok', 'pypdf', pypdf.__version__)"
+    $PY -c "from grader.sandbox import bwrap_path; print('bwrap:', bwrap_path())" ;;
+batch)
+    step "batch: the fixture class (CPU and CUDA submissions) with --gpus 0"
+    $PY -m pytest -q -p no:cacheprovider -m gpu tests/test_batch.py 2>&1 | tee "$OUT/pytest_batch_gpu.txt" | tail -30 ;;
+throughput)
+    step "batch throughput: ${N:-50} submissions on GPU 0, then on GPUs 0,1"
+    $PY tools/batch_throughput.py --n "${N:-50}" --gpus ${GPUS:-0 0,1} --jobs "$(nproc)" --json "$OUT/throughput.json" 2>&1 | tee "$OUT/throughput.txt" ;;
 system)
     step system
     nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv

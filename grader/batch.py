@@ -1,0 +1,529 @@
+"""Batch grading: a class of untrusted submissions -> gradebook, reports, Gradescope results.
+
+`python -m grader batch SUBMISSIONS_DIR --out OUT` grades every entry of SUBMISSIONS_DIR
+(a folder, a `.py` file or a `.zip`; its name is the student id):
+
+1. Reference run, once per device slot (trusted, outside the sandbox): the reference
+   kernels are built into the shared cache and timed with the same harness, so each
+   student's grade times only their kernel and SDPA (interleaved, same process) and the
+   report shows the references from this run (`OUT/references/<slot>.json`).
+2. Per submission, in its own child process, sandboxed with bwrap when available
+   (grader/sandbox.py), in its own work folder `OUT/.work/<id>`:
+   a. compile (`--jobs` at once, on the CPU cores);
+   b. check + bench, holding one device slot: one GPU (`--gpus`; timings never share a
+      GPU) or, on the CPU backend, the whole machine (no compile runs while it times);
+   c. results.json, report.pdf, results_gradescope.json written atomically, then
+      `batch.json` (the key of what was graded) last.
+3. grades.csv and summary.pdf, rebuilt from the per-submission folders.
+
+Re-running skips every submission whose key (its files, the config incl. hidden
+configs and seed, the backend) is unchanged and whose outputs are complete, so a batch
+killed at any moment (even `kill -9`) completes on the next run with each submission
+exactly once. Scores are recomputed from the results on every run (a rubric change
+needs no regrade).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import queue
+import shutil
+import stat
+import sys
+import threading
+import time
+import zipfile
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from .config import Config, Deadline, Rubric
+from .result import GradeResult, write_json_atomic
+
+ZIP_MAX_BYTES = 64 << 20
+ZIP_MAX_FILES = 2000
+GRADER_KEY_VERSION = "1"
+
+
+class BatchError(Exception):
+    """The batch cannot run (the instructor's input, not a student's)."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    id: str              # student id: the entry's name (folder, or file stem)
+    path: Path           # as found in SUBMISSIONS_DIR
+    kind: str            # folder | py | zip
+
+
+@dataclass(frozen=True)
+class BatchOptions:
+    submissions: Path
+    out: Path
+    cfg: Config
+    rubric: Rubric
+    deadline: Deadline | None
+    hidden_file: Path | None = None
+    config_file: Path | None = None
+    jobs: int = 1
+    gpus: tuple[int, ...] = ()
+    shard: tuple[int, int] = (1, 1)          # K/N, 1-based
+    backend: str = "auto"
+    sandbox: str = "auto"                    # auto | on | off
+    timestamps: Path | None = None
+    render_pdf: bool = True
+    memory_gb: float = 16.0                  # per submission, resident (grader/sandbox.py)
+
+
+# ---- finding the submissions ------------------------------------------------------------
+
+def discover(folder: Path) -> list[Entry]:
+    """Every submission in `folder`, sorted by id; names starting with '.' or '_' and
+    files other than .py/.zip (the timestamps CSV, notes) are skipped."""
+    if not folder.is_dir():
+        raise BatchError(f"{folder} is not a folder: pass the folder holding one subfolder, "
+                         ".py or .zip per student")
+    entries: dict[str, Entry] = {}
+    for p in sorted(folder.iterdir()):
+        if p.name.startswith((".", "_")):
+            continue
+        if p.is_dir():
+            kind, sid = "folder", p.name
+        elif p.suffix in (".py", ".zip") and p.is_file():
+            kind, sid = p.suffix[1:], p.stem
+        else:
+            continue
+        if sid in entries:          # alice/ and alice.zip: keep both, named apart
+            sid = p.name
+        entries[sid] = Entry(sid, p, kind)
+    return [entries[k] for k in sorted(entries)]
+
+
+def shard_of(entries: list[Entry], k: int, n: int) -> list[Entry]:
+    """Slice K of N (1-based), by position in the sorted list: stable across machines."""
+    return [e for i, e in enumerate(entries) if i % n == k - 1]
+
+
+def extract_zip(path: Path, dest: Path) -> Path:
+    """Unpack a .zip safely into `dest`: no absolute paths, no `..`, no links, bounded
+    size and count. Returns the folder that holds the submission (a single top folder is
+    descended into). Raises ValueError with the reason."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    try:
+        zf = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError) as e:
+        raise ValueError(f"{path.name} is not a readable zip file ({e})") from None
+    with zf:
+        infos = zf.infolist()
+        if len(infos) > ZIP_MAX_FILES:
+            raise ValueError(f"{path.name} holds {len(infos)} files (at most {ZIP_MAX_FILES})")
+        if sum(i.file_size for i in infos) > ZIP_MAX_BYTES:
+            raise ValueError(f"{path.name} unpacks to more than {ZIP_MAX_BYTES >> 20} MiB")
+        for info in infos:
+            name = info.filename
+            parts = Path(name).parts
+            if name.startswith("/") or ".." in parts or ":" in name:
+                raise ValueError(f"{path.name}: unsafe path {name!r} in the zip")
+            if stat.S_ISLNK(info.external_attr >> 16):
+                raise ValueError(f"{path.name}: {name!r} is a symbolic link")
+            if parts and parts[0] == "__MACOSX":
+                continue
+            target = dest / name
+            if info.is_dir():
+                target.mkdir(parents=True, exist_ok=True)
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with zf.open(info) as src, open(target, "wb") as out:
+                shutil.copyfileobj(src, out)
+    children = [c for c in dest.iterdir() if c.name != "__MACOSX"]
+    if len(children) == 1 and children[0].is_dir():
+        return children[0]
+    return dest
+
+
+def submission_key(folder_or_file: Path, cfg: Config, backend: str) -> str:
+    """Hash of everything a grade depends on: every file of the submission, the config
+    (hidden configs and seed included), the backend asked for, the grader's version."""
+    from .compile import BUILD_VERSION
+    h = hashlib.sha256()
+    files = [folder_or_file] if folder_or_file.is_file() else sorted(
+        p for p in folder_or_file.rglob("*") if p.is_file())
+    for p in files:
+        h.update(str(p.relative_to(folder_or_file if folder_or_file.is_dir() else p.parent)).encode())
+        h.update(b"\0")
+        h.update(p.read_bytes())
+        h.update(b"\0")
+    h.update(json.dumps(cfg.to_json(), sort_keys=True).encode())
+    h.update(f"{backend}|{BUILD_VERSION}|{GRADER_KEY_VERSION}".encode())
+    return h.hexdigest()[:20]
+
+
+def read_timestamps(path: Path | None) -> dict[str, str]:
+    """submission -> submitted_at from a CSV with those two columns (header required)."""
+    import csv
+    if path is None or not path.is_file():
+        return {}
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        if not reader.fieldnames or not {"submission", "submitted_at"} <= set(reader.fieldnames):
+            raise BatchError(f"{path}: needs a header with the columns submission,submitted_at")
+        return {r["submission"].strip(): r["submitted_at"].strip() for r in reader if r.get("submission")}
+
+
+# ---- the run --------------------------------------------------------------------------------
+
+class _NoRun:
+    """A lock that is never held."""
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+class Batch:
+    def __init__(self, opts: BatchOptions, log=print):
+        self.opts = opts
+        self.log = log
+        self.out = opts.out.resolve()
+        self.cfg = opts.cfg
+        self.compile_slots = threading.Semaphore(max(1, opts.jobs))
+        self.devices: queue.Queue = queue.Queue()
+        self.references: dict[str, dict] = {}
+        self.sandbox = self._sandbox_mode()
+        self.done = 0
+        self.lock = threading.Lock()
+        self.started = time.monotonic()
+
+    # -- setup -------------------------------------------------------------------------
+    def _sandbox_mode(self) -> bool:
+        from .sandbox import bwrap_path
+        if self.opts.sandbox == "off":
+            self._warn("--sandbox off: submissions run WITHOUT a sandbox")
+            return False
+        if bwrap_path() is None:
+            if self.opts.sandbox == "on":
+                raise BatchError("--sandbox on, but bubblewrap is not usable here: install it "
+                                 "(apt install bubblewrap) or set GRADER_BWRAP")
+            self._warn("bubblewrap (bwrap) is not available: submissions run WITHOUT a sandbox. "
+                       "They can use the network and read other submissions and the hidden "
+                       "config. Install it: apt install bubblewrap")
+            return False
+        return True
+
+    def _warn(self, text: str) -> None:
+        bar = "!" * 78
+        print(f"{bar}\n!! WARNING: {text}\n{bar}", file=sys.stderr, flush=True)
+
+    def _hide(self) -> tuple:
+        hide = [self.opts.submissions.resolve(), self.out]
+        if self.opts.hidden_file:
+            hide.append(self.opts.hidden_file.resolve())
+        if self.opts.timestamps:
+            hide.append(self.opts.timestamps.resolve())
+        return tuple(hide)
+
+    def _backend(self, sub) -> str:
+        """The backend a submission is graded with (cuda if it can and a GPU is asked for)."""
+        from .run import choose_backend
+        return choose_backend(sub, self.opts.backend)[0]
+
+    # -- reference run, once per slot ---------------------------------------------------------
+    def _reference_run(self, slot: str, backend: str) -> dict:
+        from .run import RunOptions, grade
+        ref = {"cuda": "reference/fused.cu", "cpu": "reference/fused.cpp"}[backend]
+        from .config import REPO_ROOT
+        from .compile import cache_root
+        env = {"TRITON_CACHE_DIR": str(cache_root() / "triton")}
+        if slot.startswith("gpu"):
+            env["CUDA_VISIBLE_DEVICES"] = slot[3:]
+        t0 = time.monotonic()
+        result = grade(REPO_ROOT / ref, self.cfg, backend=backend,
+                       options=RunOptions(env=env, references=True))
+        doc = result.to_json()
+        write_json_atomic(self.out / "references" / f"{slot}.json", doc)
+        if result.verdict != "ok":
+            raise BatchError(f"the reference run on {slot} failed ({result.verdict}: {result.message}); "
+                             "fix the machine before grading (see OUT/references/)")
+        self.log(f"reference run on {slot}: {ref} ok ({time.monotonic() - t0:.0f} s); "
+                 + ", ".join(f"S={b['S']}: SDPA {b['sdpa_ms']:.4g} ms, fused {b['fused_ms']:.4g} ms"
+                             for b in doc["bench"]))
+        return doc
+
+    # -- one submission -------------------------------------------------------------------
+    def grade_one(self, entry: Entry, key: str, source: Path, backend: str) -> GradeResult:
+        from .run import RunOptions, grade
+        workdir = self.out / ".work" / entry.id
+        if workdir.exists():
+            shutil.rmtree(workdir)
+        workdir.mkdir(parents=True)
+        from .sandbox import Limits
+        base = RunOptions(workdir=workdir, sandbox=self.sandbox, hide=self._hide(),
+                          limits=Limits(memory_bytes=int(self.opts.memory_gb * 2**30)))
+        # a. compile, --jobs at once, no GPU
+        with self.compile_slots:
+            first = grade(source, self.cfg, backend=backend,
+                          options=replace(base, stop_after="compile", env={"CUDA_VISIBLE_DEVICES": ""}))
+        if (first.verdict_without_flags or first.verdict) != "ok":
+            return first        # did not compile (strict static flags alone do not stop it: run it)
+        # b. check + bench on one device slot
+        slot = self.devices.get()
+        try:
+            exclusive = self._cpu_exclusive() if slot == "cpu" else _NoRun()
+            with exclusive:
+                env = {"CUDA_VISIBLE_DEVICES": slot[3:]} if slot.startswith("gpu") else {"CUDA_VISIBLE_DEVICES": ""}
+                result = grade(source, self.cfg, backend=backend, options=replace(base, env=env, references=False))
+        finally:
+            self.devices.put(slot)
+        return _with_references(result, self.references.get(slot), slot)
+
+    def _cpu_exclusive(self):
+        """Hold every compile slot: no compiler runs while the CPU is being timed."""
+        sem, n = self.compile_slots, max(1, self.opts.jobs)
+
+        class _All:
+            def __enter__(self):
+                for _ in range(n):
+                    sem.acquire()
+
+            def __exit__(self, *exc):
+                for _ in range(n):
+                    sem.release()
+        return _All()
+
+    def finish_one(self, entry: Entry, key: str, result: GradeResult, seconds: float) -> dict:
+        folder = self.out / entry.id
+        folder.mkdir(parents=True, exist_ok=True)
+        doc = result.to_json() if isinstance(result, GradeResult) else result
+        doc["submission"]["name"] = entry.id
+        write_json_atomic(folder / "results.json", doc)
+        pdf_note = ""
+        if self.opts.render_pdf:
+            from .report import ReportError, render
+            try:
+                render(folder / "results.json", folder / "report.pdf")
+            except (ReportError, ImportError) as e:
+                pdf_note = f"report.pdf not written: {e}"
+        work = self.out / ".work" / entry.id
+        if (work / "output.log").is_file():
+            shutil.copy(work / "output.log", folder / "output.log")
+        shutil.rmtree(work, ignore_errors=True)
+        record = {"submission": entry.id, "key": key, "verdict": doc["verdict"], "seconds": round(seconds, 2),
+                  "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "source": str(entry.path),
+                  "pdf_note": pdf_note}
+        write_json_atomic(folder / "batch.json", record)   # last: marks the submission complete
+        return record
+
+    # -- the whole batch -----------------------------------------------------------------
+    def run(self) -> dict:
+        from .parse import parse
+        opts = self.opts
+        entries = shard_of(discover(opts.submissions), *opts.shard)
+        self.out.mkdir(parents=True, exist_ok=True)
+        k, n = opts.shard
+        self.log(f"batch: {len(entries)} submission(s) in {opts.submissions}"
+                 + (f" (shard {k}/{n})" if n > 1 else "") + f" -> {self.out}; "
+                 f"sandbox: {'bwrap' if self.sandbox else 'NONE'}; jobs {opts.jobs}; "
+                 f"devices: {', '.join(f'GPU {g}' for g in opts.gpus) or 'CPU'}")
+        todo, skipped = [], 0
+        for e in entries:
+            error, source, backend = None, None, "none"
+            try:
+                source = self._unpack(e)
+                sub = parse(source)
+                if sub.ok:
+                    backend = self._backend(sub)
+            except Exception as err:  # noqa: BLE001 - a bad zip, GraderError: this student's problem
+                error = str(err)
+            if error is None:
+                key = submission_key(source, self.cfg, backend)
+            else:
+                key = "invalid-" + hashlib.sha256(e.path.read_bytes() + error.encode()).hexdigest()[:16] \
+                    if e.path.is_file() else "invalid-" + hashlib.sha256(error.encode()).hexdigest()[:16]
+            if self._complete(e, key):
+                skipped += 1
+                continue
+            todo.append((e, key, source, backend, error))
+        if skipped:
+            self.log(f"{skipped} submission(s) unchanged since their last grade: skipped")
+        backends = {t[3] for t in todo if t[3] in ("cpu", "cuda")}
+        slots = [f"gpu{g}" for g in opts.gpus] if "cuda" in backends else []
+        if "cpu" in backends or not slots:
+            slots.append("cpu")
+        if "cuda" in backends and not opts.gpus:
+            raise BatchError("some submissions are graded on CUDA: pass --gpus (e.g. --gpus 0)")
+        if backends:
+            self._prepare(slots, backends)
+        for s in slots:
+            self.devices.put(s)
+        total = len(todo)
+        with ThreadPoolExecutor(max_workers=max(1, opts.jobs) + len(slots)) as pool:
+            futures = {pool.submit(self._one, *t): t[0] for t in todo}
+            for fut in as_completed(futures):
+                record = fut.result()
+                self._progress(record, total)
+        rows = write_gradebook(self.out, [e.id for e in entries], self.cfg, opts.rubric, opts.deadline,
+                               read_timestamps(self._timestamps_file()), render_pdf=opts.render_pdf)
+        return {"graded": total, "skipped": skipped, "rows": rows,
+                "seconds": round(time.monotonic() - self.started, 1)}
+
+    def _timestamps_file(self) -> Path | None:
+        if self.opts.timestamps:
+            return self.opts.timestamps
+        if self.opts.deadline:
+            return self.opts.submissions / self.opts.deadline.timestamps
+        return None
+
+    def _prepare(self, slots: list[str], backends: set) -> None:
+        """Reference runs: the first slot first (it builds the shared parts), then the rest."""
+        first, *rest = slots
+        self.references[first] = self._reference_run(first, "cuda" if first.startswith("gpu") else "cpu")
+        if first.startswith("gpu"):
+            cap = self.references[first]["system"].get("capability")
+            if cap and self.cfg.cuda_arch == "auto":     # compile children see no GPU: pin the arch
+                self.cfg = replace(self.cfg, cuda_arch=cap)
+        threads = [threading.Thread(target=lambda s=s: self.references.__setitem__(
+            s, self._reference_run(s, "cuda" if s.startswith("gpu") else "cpu"))) for s in rest]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        missing = [s for s in rest if s not in self.references]
+        if missing:
+            raise BatchError(f"the reference run failed on {', '.join(missing)}")
+
+    def _unpack(self, e: Entry) -> Path:
+        if e.kind != "zip":
+            return e.path
+        return extract_zip(e.path, self.out / ".src" / e.id)
+
+    def _complete(self, e: Entry, key: str) -> bool:
+        folder = self.out / e.id
+        try:
+            record = json.loads((folder / "batch.json").read_text())
+        except (OSError, ValueError):
+            return False
+        return record.get("key") == key and (folder / "results.json").is_file()
+
+    def _one(self, e: Entry, key: str, source: Path | None, backend: str, error: str | None) -> dict:
+        from .parse import Submission
+        from .run import _result, grade
+        t0 = time.monotonic()
+        try:
+            if error is not None:
+                sub = Submission(path=str(e.path), name=e.id, file=None, sources={}, error=error)
+                result = _result(sub, self.cfg, "none", "the submission could not be read",
+                                 "invalid_submission", error)
+            elif backend == "none":
+                result = grade(source, self.cfg)        # parse error: no child is started
+            else:
+                result = self.grade_one(e, key, source, backend)
+            return self.finish_one(e, key, result, time.monotonic() - t0)
+        except Exception as exc:  # noqa: BLE001 - one submission never stops the batch
+            import traceback
+            self.log(f"internal error on {e.id}: {exc}\n{traceback.format_exc()[-2000:]}")
+            return {"submission": e.id, "verdict": "internal_error", "seconds": round(time.monotonic() - t0, 1),
+                    "key": None, "error": str(exc)}
+
+    def _progress(self, record: dict, total: int) -> None:
+        with self.lock:
+            self.done += 1
+            elapsed = time.monotonic() - self.started
+            eta = elapsed / self.done * (total - self.done)
+            width = 20
+            bar = "#" * round(width * self.done / max(total, 1))
+            self.log(f"[{bar:<{width}}] {self.done:>3}/{total} ETA {_fmt_s(eta)} | {record['submission']:<20} "
+                     f"{record['verdict']:<18} {record['seconds']:6.1f} s")
+
+
+def _fmt_s(s: float) -> str:
+    s = int(s)
+    return f"{s // 60}m{s % 60:02d}s"
+
+
+def _with_references(result: GradeResult, ref_doc: dict | None, slot: str) -> dict:
+    """The student's results with the reference kernels' times of this slot's reference run."""
+    doc = result.to_json()
+    if not ref_doc or not doc.get("bench"):
+        return doc
+    by_s = {b["S"]: b for b in ref_doc.get("bench", [])}
+    for row in doc["bench"]:
+        ref = by_s.get(row["S"])
+        if not ref:
+            continue
+        for name in ("naive", "fused", "fused_opt"):
+            row[f"{name}_ms"] = ref.get(f"{name}_ms")
+            if name in ref.get("timings", {}):
+                row["timings"][name] = ref["timings"][name]
+    doc["timing"]["references"] = (f"reference kernels timed once on this device ({slot}) at the start of the "
+                                   "batch, with the same harness; the student's kernel and SDPA timed together")
+    return doc
+
+
+# ---- outputs rebuilt from the folders ---------------------------------------------------------
+
+def write_gradebook(out: Path, ids: list[str], cfg: Config, rubric: Rubric, deadline: Deadline | None,
+                    stamps: dict, render_pdf: bool = True) -> list[dict]:
+    """grades.csv, every results_gradescope.json and summary.pdf, from OUT/<id>/results.json."""
+    from . import gradebook as gb
+    rows, docs = [], []
+    sizes = [s.S for s in cfg.bench_shapes]
+    n_public, n_hidden = len(cfg.configs), len(cfg.hidden_configs)
+    for sid in ids:
+        folder = out / sid
+        try:
+            doc = json.loads((folder / "results.json").read_text())
+            json.loads((folder / "batch.json").read_text())
+        except (OSError, ValueError):
+            continue         # not graded (yet): a later run will
+        items = gb.score_items(doc, rubric, hidden_count=n_hidden)
+        late = gb.lateness(stamps.get(sid), deadline)
+        row = gb.row(doc, items, late, sizes, n_public, n_hidden)
+        if deadline is not None and sid not in stamps:
+            row["flags"] = ";".join(x for x in (row["flags"], "warning:no_timestamp") if x)
+        rows.append(row)
+        docs.append(doc)
+        write_json_atomic(folder / "results_gradescope.json", gb.gradescope(doc, items, late))
+    text = gb.to_csv(rows, gb.columns(sizes, n_public, n_hidden))
+    tmp = out / ".grades.csv.tmp"
+    tmp.write_text(text)
+    tmp.replace(out / "grades.csv")
+    if render_pdf:
+        from .class_summary import render_summary
+        from .report import ReportError
+        try:
+            render_summary(rows, docs, cfg, out / "summary.pdf")
+        except (ReportError, ImportError) as e:
+            print(f"summary.pdf not written: {e}", file=sys.stderr)
+    return rows
+
+
+def collect(outs: list[Path], dest: Path, cfg: Config, rubric: Rubric, deadline: Deadline | None,
+            stamps: dict, render_pdf: bool = True) -> list[dict]:
+    """Merge shard outputs into `dest`: per-submission folders copied (the newest record of
+    a submission wins), then the gradebook rebuilt over all of them."""
+    dest.mkdir(parents=True, exist_ok=True)
+    chosen: dict[str, tuple[str, Path]] = {}
+    for out in outs:
+        if not out.is_dir():
+            raise BatchError(f"{out} is not a batch output folder")
+        for record_file in out.glob("*/batch.json"):
+            try:
+                record = json.loads(record_file.read_text())
+            except (OSError, ValueError):
+                continue
+            sid = record_file.parent.name
+            stamp = record.get("finished_at", "")
+            if sid not in chosen or stamp > chosen[sid][0]:
+                chosen[sid] = (stamp, record_file.parent)
+    for sid, (_, folder) in chosen.items():
+        target = dest / sid
+        if folder.resolve() != target.resolve():
+            tmp = dest / f".{sid}.tmp"
+            shutil.rmtree(tmp, ignore_errors=True)
+            shutil.copytree(folder, tmp)
+            shutil.rmtree(target, ignore_errors=True)
+            tmp.replace(target)
+    return write_gradebook(dest, sorted(chosen), cfg, rubric, deadline, stamps, render_pdf)

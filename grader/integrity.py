@@ -1,0 +1,229 @@
+"""Integrity checks, layered; every finding is a flag in the result, never silent.
+
+1. Static scan of the kernel source (`scan`): comments and string literals are blanked
+   first, and patterns match calls and qualified names, not substrings, so a comment
+   "do not call cublasSgemm" or a function named `my_softmax_kernel` does not fire.
+   - strict tier (verdict `cheat_suspected`): cuBLAS / cuDNN / CUTLASS, ATen compute
+     calls (`at::matmul`, `torch::softmax`, `x.bmm(...)`, ...), reading files or the
+     environment, processes, sockets, dynamic loading, raw syscalls.
+   - warning tier (flag only, for a human to look at): extra CUDA streams or events,
+     timing calls, sleeping, a `static` tensor (an answer cached between calls?).
+2. Operation audit (`OpAudit`): while the student's `attention` runs on a check input,
+   a `TorchDispatchMode` records every ATen operation it dispatches, also those called
+   from C++. Allocation, view and copy operations are allowed; anything else (mm, bmm,
+   _softmax, the SDPA kernels, exp, ...) is strict: the kernel must compute attention
+   itself.
+3. Review flags from the measurements (`speed_flags`): a kernel more than 10x faster
+   than SDPA, or above the device's fp32 peak, is flagged for a human to review.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+STRICT, WARNING, REVIEW = "strict", "warning", "review"
+
+
+@dataclass(frozen=True)
+class Flag:
+    code: str        # short id: "cublas", "aten_compute", "file_access", "dispatched_compute", ...
+    tier: str        # strict (verdict cheat_suspected) | warning | review
+    detail: str      # one sentence, with the .py line where there is one
+
+    def as_dict(self) -> dict:
+        return {"code": self.code, "tier": self.tier, "detail": self.detail}
+
+
+# ---- 1. static scan -------------------------------------------------------------------
+
+_ATEN_COMPUTE = (r"matmul|mm|bmm|baddbmm|addmm|addbmm|einsum|tensordot|dot|mv|linear|softmax|"
+                 r"_softmax|log_softmax|scaled_dot_product_attention|_scaled_dot_product_\w+|"
+                 r"_flash_attention_\w+|_efficient_attention_\w+|exp|exp_|sum|amax|max|"
+                 r"logsumexp|mul|div|add|sub|baddbmm_|matmul_out|mm_out|bmm_out")
+_METHOD_COMPUTE = r"matmul|mm|bmm|baddbmm|addmm|softmax|log_softmax|logsumexp|einsum"
+
+def _free(names: str, std: bool = True) -> str:
+    """A call of a free function (optionally std:: or :: qualified), not a method:
+    `q.clone()` or `std::bind(...)` are not `clone(` / `bind(`."""
+    qualified = r"(?:std\s*::\s*|::\s*)?" if std else r"(?:::\s*)?"
+    return rf"(?<![\w.>:]){qualified}(?:{names})\s*\("
+
+
+# (code, tier, regex on code with comments and strings blanked, what it means)
+_CODE_RULES = [
+    ("cublas", STRICT, r"\b(?:cublas|cudnn)\w*\s*\(|\b(?:cutlass|cute)\s*::",
+     "calls a vendor library (cuBLAS/cuDNN/CUTLASS) instead of its own kernel"),
+    ("aten_compute", STRICT, rf"\b(?:at|torch|at::native|torch::nn::functional|F)\s*::\s*(?:{_ATEN_COMPUTE})\s*\(",
+     "calls an ATen compute function"),
+    ("aten_compute", STRICT, rf"\.\s*(?:{_METHOD_COMPUTE})\s*\(",
+     "calls a tensor compute method"),
+    ("file_access", STRICT, _free("fopen|freopen|open|openat|creat|opendir|readdir|scandir|"
+           "readlink|stat|lstat|access|unlink|rename") + r"|\bstd\s*::\s*[io]?fstream\b|\bFILE\s*\*",
+     "opens or inspects files"),
+    ("environment", STRICT, _free("getenv|secure_getenv|setenv|putenv") + r"|\benviron\b",
+     "reads the environment"),
+    ("process", STRICT, _free(r"system|popen|fork|vfork|clone|execl\w*|execv\w*|posix_spawn\w*|"
+                             "kill|ptrace|syscall"), "starts processes or makes raw system calls"),
+    ("network", STRICT, _free("socket|connect|bind|sendto|recvfrom|getaddrinfo", std=False),
+     "opens network connections"),
+    ("dynamic_loading", STRICT, _free("dlopen|dlsym|dlmopen"),
+     "loads code at run time"),
+    ("extra_streams", WARNING, r"\b(?:cudaStreamCreate\w*|getStreamFromPool|cudaStreamBeginCapture)\b",
+     "creates its own CUDA streams (timing covers the current stream only)"),
+    ("timing_calls", WARNING, r"\b(?:cudaEvent\w+|clock|clock64|globaltimer|gettimeofday|"
+     r"clock_gettime|__nanosleep|usleep|nanosleep|sleep_for)\b\s*\(|\bstd\s*::\s*chrono\b",
+     "reads clocks or sleeps"),
+    ("static_tensor", WARNING, r"\bstatic\s+(?:const\s+)?(?:torch|at)\s*::\s*Tensor\b",
+     "keeps a tensor between calls (cached answers?)"),
+    ("device_sync", WARNING, r"\bcudaDeviceSetLimit\b|\bcudaDeviceReset\b|\bcudaSetDevice\b",
+     "changes device state"),
+]
+_INCLUDE_RULES = [
+    ("cublas", STRICT, r"cublas|cudnn|cutlass|cute/|cub/device|thrust/|cusparse|cufft",
+     "includes a vendor math library"),
+    ("file_access", STRICT, r"^(?:fstream|dirent\.h|sys/stat\.h|fcntl\.h|filesystem)$",
+     "includes file-system headers"),
+    ("network", STRICT, r"sys/socket\.h|netinet/|arpa/inet\.h|netdb\.h", "includes socket headers"),
+    ("dynamic_loading", STRICT, r"^dlfcn\.h$", "includes the dynamic loader"),
+    ("process", STRICT, r"^(?:unistd\.h|spawn\.h|sys/syscall\.h|sys/ptrace\.h)$",
+     "includes process-control headers"),
+]
+_COMPILED = [(c, t, re.compile(p), m) for c, t, p, m in _CODE_RULES]
+_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
+
+
+def strip_comments(text: str, strings_too: bool = True) -> str:
+    """`text` with comments (and string/char literals) replaced by spaces; newlines kept,
+    so line numbers and columns still match."""
+    out, i, n = [], 0, len(text)
+
+    def blank(s: str) -> str:
+        return re.sub(r"[^\n]", " ", s)
+    while i < n:
+        c = text[i]
+        two = text[i:i + 2]
+        if two == "//":
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            out.append(blank(text[i:j])); i = j
+        elif two == "/*":
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            out.append(blank(text[i:j])); i = j
+        elif c == "R" and text[i + 1:i + 2] == '"' and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
+            m = re.match(r'R"([^()\\ ]{0,16})\(', text[i:])
+            if m:
+                end = text.find(f"){m[1]}\"", i + m.end())
+                j = n if end < 0 else end + len(m[1]) + 2
+                out.append(blank(text[i:j]) if strings_too else text[i:j]); i = j
+            else:
+                out.append(c); i += 1
+        elif c in "\"'":
+            j = i + 1
+            while j < n and text[j] != c and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            j = min(j + 1, n)
+            out.append(c + blank(text[i + 1:j - 1]) + text[j - 1:j] if strings_too else text[i:j]); i = j
+        else:
+            out.append(c); i += 1
+    return "".join(out)
+
+
+def scan(src) -> list[Flag]:
+    """Static flags of one kernel source (`grader.parse.Source`), lines of the .py file."""
+    flags: list[Flag] = []
+    seen = set()
+    code = strip_comments(src.text)
+    no_comments = strip_comments(src.text, strings_too=False)
+
+    def add(code_: str, tier: str, line: int, what: str, snippet: str) -> None:
+        key = (code_, snippet)
+        if key in seen:
+            return
+        seen.add(key)
+        flags.append(Flag(code_, tier, f"{src.file}:{src.file_line(line)}: {what} (`{snippet}`)"))
+    for m in _INCLUDE.finditer(no_comments):
+        for code_, tier, pattern, what in _INCLUDE_RULES:
+            if re.search(pattern, m[1]):
+                add(code_, tier, no_comments.count("\n", 0, m.start()) + 1, what, f"#include {m[1]}")
+    for code_, tier, pattern, what in _COMPILED:
+        for m in pattern.finditer(code):
+            snippet = re.sub(r"\s+", " ", m[0]).strip()
+            add(code_, tier, code.count("\n", 0, m.start()) + 1, what, snippet)
+    return flags
+
+
+# ---- 2. operation audit ------------------------------------------------------------------
+
+# ATen operations a kernel may dispatch: allocation, views, copies, metadata.
+ALLOWED_OPS = frozenset("""
+empty empty_like empty_strided empty_permuted new_empty new_empty_strided zeros zeros_like
+ones ones_like full full_like new_zeros new_ones new_full fill_ fill zero_ scalar_tensor
+copy_ copy clone _to_copy to contiguous _copy_from _copy_from_and_resize resize_ resize_as_
+view view_as _unsafe_view reshape _reshape_alias as_strided as_strided_ transpose transpose_ t
+permute expand expand_as select slice slice_tensor narrow unsqueeze squeeze unsqueeze_ squeeze_
+detach detach_ alias lift_fresh unbind split split_with_sizes chunk unflatten flatten movedim
+cat stack constant_pad_nd record_stream set_ is_same_size sym_size sym_stride sym_numel
+sym_storage_offset _local_scalar_dense item is_nonzero _has_compatible_shallow_copy_type
+""".split())
+
+
+class OpAudit:
+    """Count the non-allowed ATen operations dispatched inside `call(...)`."""
+
+    def __init__(self):
+        self.flagged: dict[str, int] = {}
+        self.calls = 0
+
+    def call(self, kernel, *args):
+        from torch.utils._python_dispatch import TorchDispatchMode
+        flagged = self.flagged
+
+        class _Mode(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                name = func.overloadpacket.__name__
+                if name not in ALLOWED_OPS:
+                    key = str(func.overloadpacket)
+                    flagged[key] = flagged.get(key, 0) + 1
+                return func(*args, **(kwargs or {}))
+        self.calls += 1
+        with _Mode():
+            return kernel(*args)
+
+    def as_dict(self) -> dict:
+        return {"calls": self.calls, "flagged": dict(self.flagged)}
+
+
+def audit_flags(audit: dict | None) -> list[Flag]:
+    if not audit or not audit.get("flagged"):
+        return []
+    ops = ", ".join(f"{op} x{n}" for op, n in sorted(audit["flagged"].items()))
+    return [Flag("dispatched_compute", STRICT,
+                 f"while computing attention the kernel dispatched PyTorch compute operations: {ops}")]
+
+
+# ---- 3. review flags from the measurements ----------------------------------------------
+
+SUSPICIOUS_SPEEDUP = 10.0
+
+
+def fp32_peak_flops(system: dict) -> float | None:
+    """fp32 FMA peak of the GPU (SMs x 128 lanes x 2 FLOPs x max clock), None when unknown."""
+    try:
+        return float(system["sm_count"]) * 128 * 2 * float(system["clock_sm_max_mhz"]) * 1e6
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def speed_flags(bench: list, system: dict) -> list[Flag]:
+    flags = []
+    peak = fp32_peak_flops(system)
+    for row in bench:
+        slowdown, ms = row.get("slowdown"), row.get("student_ms")
+        if slowdown and slowdown < 1 / SUSPICIOUS_SPEEDUP:
+            flags.append(Flag("too_fast", REVIEW, f"S={row['S']}: {1 / slowdown:.1f}x faster than SDPA "
+                              f"(more than {SUSPICIOUS_SPEEDUP:g}x): please check by hand"))
+        if peak and ms and row["flops"] / (ms * 1e-3) > peak:
+            flags.append(Flag("beyond_roofline", REVIEW, f"S={row['S']}: {row['flops'] / (ms * 1e9):.0f} "
+                              f"GFLOP/s is above the device's fp32 peak ({peak / 1e9:.0f} GFLOP/s)"))
+    return flags

@@ -1,0 +1,279 @@
+"""Batch grading end to end on the fixture class (tools/fixture_class.py): every verdict,
+the integrity flags, the sandbox escapes, scores and lateness, Gradescope files, the
+class summary, hidden configs kept out of student-visible files, kill -9 and resume,
+shards and collect. CPU only; the GPU class runs in tests/test_gpu.py."""
+import csv
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from grader.batch import BatchError, discover, extract_zip, shard_of
+from grader.sandbox import bwrap_path
+
+REPO = Path(__file__).resolve().parent.parent
+FAST = REPO / "tests" / "fast_config.toml"
+sys.path.insert(0, str(REPO / "tools"))
+import fixture_class  # noqa: E402
+
+HAVE_BWRAP = bwrap_path() is not None
+HIDDEN_S, HIDDEN_SEED = 173, 424242
+STANDALONE_S = re.compile(rf"(?<![\d.]){HIDDEN_S}(?![\d.])")    # 173, not 0.173 or 1370235173
+
+
+def _batch(subs: Path, out: Path, *extra: str, timeout: float = 900) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "grader", "batch", str(subs), "--out", str(out), "--config", str(FAST),
+           "--jobs", "2", "--timeout-run", "8", "--memory-limit", "2", *extra]
+    return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout)
+
+
+def _rows(out: Path) -> dict:
+    with open(out / "grades.csv", newline="") as f:
+        return {r["submission"]: r for r in csv.DictReader(f)}
+
+
+@pytest.fixture(scope="module")
+def graded_class(tmp_path_factory):
+    """The CPU fixture class, graded once with a hidden config (sandboxed where bwrap is)."""
+    root = tmp_path_factory.mktemp("class")
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    threading.Thread(target=lambda: [listener.accept() for _ in range(8)], daemon=True).start()
+    subs, out = root / "subs", root / "out"
+    expected = fixture_class.build(subs, out, listener.getsockname()[1])
+    if not HAVE_BWRAP:      # without a sandbox the escapes would succeed: leave them out
+        for sid in fixture_class.ESCAPES:
+            (subs / f"{sid}.py").unlink()
+            expected.pop(sid)
+    hidden = root / "hidden.toml"
+    hidden.write_text(f"[correctness]\nseed = {HIDDEN_SEED}\n[[correctness.configs]]\n"
+                      f"B = 1\nH = 2\nS = {HIDDEN_S}\nD = 64\n")
+    proc = _batch(subs, out, "--hidden", str(hidden))
+    listener.close()
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return {"subs": subs, "out": out, "expected": expected, "proc": proc, "root": root}
+
+
+def test_every_submission_gets_its_expected_status_flags_and_message(graded_class):
+    rows = _rows(graded_class["out"])
+    assert set(rows) == set(graded_class["expected"])
+    for sid, want in graded_class["expected"].items():
+        row = rows[sid]
+        assert row["status"] == want["status"], (sid, row["status"], row["message"])
+        flags = set(row["flags"].split(";")) - {""}
+        assert set(want["flags"]) <= flags, (sid, flags)
+        assert want["message"].lower() in row["message"].lower(), (sid, row["message"])
+    assert "strict:aten_compute" not in rows["judy"]["flags"]      # only the audit saw judy
+    assert rows["alice"]["flags"] == ""                            # a correct kernel: no flags
+
+
+def test_one_log_line_per_submission_and_a_loud_warning_without_the_sandbox(graded_class):
+    log = graded_class["proc"].stdout
+    for sid in graded_class["expected"]:
+        assert sum(1 for line in log.splitlines() if f"| {sid} " in line) == 1, sid
+    assert "ETA" in log
+    if HAVE_BWRAP:
+        assert "sandbox: bwrap" in log
+    else:
+        assert "WITHOUT a sandbox" in graded_class["proc"].stderr
+
+
+@pytest.mark.skipif(not HAVE_BWRAP, reason="needs bubblewrap (apt install bubblewrap)")
+def test_sandbox_stops_reading_writing_and_connecting(graded_class):
+    rows = _rows(graded_class["out"])
+    for sid in fixture_class.ESCAPES:
+        assert "sandbox held" in rows[sid]["message"] and "ESCAPE" not in rows[sid]["message"], rows[sid]
+    for target in (graded_class["out"] / "pwned.txt", graded_class["subs"] / "pwned.txt", REPO / "pwned.txt"):
+        assert not target.exists()
+
+
+def test_scores_lateness_and_gradebook_columns(graded_class):
+    rows = _rows(graded_class["out"])
+    alice, carol, bob, grace = rows["alice"], rows["carol"], rows["bob"], rows["grace"]
+    assert float(alice["max_score"]) == 105       # 3 x 15 + 1 hidden x 5 + 25 + 5 + 5 + 4 x 5
+    # alice: all configs, profiles before/after, four answers; her speed tier depends on the machine
+    assert float(alice["score"]) >= 45 + 5 + 5 + 5 + 20
+    assert alice["late_days"] == "0" and float(alice["late_penalty"]) == 0
+    assert carol["status"] == "ok" and float(carol["late_penalty"]) == 1.0 and float(carol["score"]) == 0
+    assert bob["late_days"] == "1"
+    assert "warning:no_timestamp" in grace["flags"]
+    assert float(rows["ivan"]["score"]) == 0                       # cheat_suspected: 0 until reviewed
+    for col in ("config1_max_err", "config1_passed", "hidden1_passed", "student_ms_S200", "sdpa_ms_S200",
+                "slowdown_S200", "compile_seconds", "flags", "late_penalty"):
+        assert col in alice, col
+    assert float(alice["slowdown_S200"]) > 0 and alice["hidden1_passed"] == "True"
+    pd = pytest.importorskip("pandas")
+    frame = pd.read_csv(graded_class["out"] / "grades.csv")
+    assert len(frame) == len(rows) and frame["score"].dtype.kind == "f"
+
+
+def test_gradescope_results_and_class_summary(graded_class):
+    out = graded_class["out"]
+    gs = json.loads((out / "alice" / "results_gradescope.json").read_text())
+    assert set(gs) >= {"score", "tests", "leaderboard"}
+    for t in gs["tests"]:
+        assert set(t) >= {"name", "score", "max_score", "output", "visibility"}
+    assert [t["visibility"] for t in gs["tests"] if "hidden" in t["name"]] == ["after_published"]
+    assert gs["leaderboard"] and all(e["order"] == "desc" for e in gs["leaderboard"])
+    assert gs["score"] == float(_rows(out)["alice"]["score"])
+    for sid in graded_class["expected"]:
+        assert (out / sid / "results.json").is_file() and (out / sid / "results_gradescope.json").is_file()
+    assert (out / "alice" / "report.pdf").read_bytes()[:5] == b"%PDF-"
+    from pypdf import PdfReader
+    text = "".join(p.extract_text() for p in PdfReader(out / "summary.pdf").pages)
+    for phrase in ("class summary", "Verdicts", "Pass rate", "Fastest", "Flagged", "ivan", "judy"):
+        assert phrase in text, phrase
+
+
+def test_hidden_config_and_seed_never_reach_student_visible_files(graded_class):
+    out = graded_class["out"]
+    from pypdf import PdfReader
+    for sid in ("alice", "leo", "bob"):
+        for name in ("results.json", "results_gradescope.json"):
+            text = (out / sid / name).read_text()
+            assert str(HIDDEN_SEED) not in text and not STANDALONE_S.search(text), (sid, name)
+        pdf = "".join(p.extract_text() for p in PdfReader(out / sid / "report.pdf").pages)
+        assert str(HIDDEN_SEED) not in pdf and not STANDALONE_S.search(pdf), sid
+    leo = json.loads((out / "leo" / "results.json").read_text())
+    hidden = [c for c in leo["checks"] if c["hidden"]]
+    assert hidden and hidden[0]["config"] is None and "withheld" in hidden[0]["message"]
+
+
+def test_rerun_skips_everything_unchanged(graded_class):
+    proc = _batch(graded_class["subs"], graded_class["out"], "--hidden", str(graded_class["root"] / "hidden.toml"),
+                  "--no-pdf")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert f"{len(graded_class['expected'])} submission(s) unchanged" in proc.stdout
+    assert "reference run" not in proc.stdout
+
+
+def test_kill_9_at_any_moment_then_rerun_gives_a_complete_gradebook(tmp_path):
+    subs, out = tmp_path / "subs", tmp_path / "out"
+    subs.mkdir()
+    src = REPO / "tests" / "submissions"
+    for sid, rel in {"a": "correct/scalar_loop.py", "b": "wrong/wrong_scaling.py",
+                     "c": "invalid/syntax_error.py", "d": "crash/raises_error.py"}.items():
+        (subs / f"{sid}.py").write_text((src / rel).read_text())
+    cmd = [sys.executable, "-m", "grader", "batch", str(subs), "--out", str(out), "--config", str(FAST),
+           "--jobs", "1", "--no-pdf"]
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    deadline = time.monotonic() + 600
+    while not list(out.glob("*/batch.json")) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    time.sleep(1.0)                                    # mid-way through the next submission
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    finished_before = {p.parent.name for p in out.glob("*/batch.json")}
+    assert 0 < len(finished_before) < 4
+    rerun = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=900)
+    assert rerun.returncode == 0, rerun.stderr[-2000:]
+    with open(out / "grades.csv", newline="") as f:
+        ids = [r["submission"] for r in csv.DictReader(f)]
+    assert sorted(ids) == ["a", "b", "c", "d"]                         # each exactly once
+    assert f"{len(finished_before)} submission(s) unchanged" in rerun.stdout
+    statuses = {r["submission"]: r["status"] for r in csv.DictReader(open(out / "grades.csv"))}
+    assert statuses == {"a": "ok", "b": "wrong_answer", "c": "invalid_submission", "d": "runtime_error"}
+
+
+def test_shards_and_collect_merge_into_one_gradebook(tmp_path):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    bad = (REPO / "tests" / "submissions" / "invalid" / "syntax_error.py").read_text()
+    for sid in ("s1", "s2", "s3", "s4", "s5"):          # invalid: graded without compiling anything
+        (subs / f"{sid}.py").write_text(bad)
+    outs = []
+    for k in (1, 2):
+        out = tmp_path / f"out{k}"
+        proc = _batch(subs, out, "--shard", f"{k}/2", "--no-pdf")
+        assert proc.returncode == 0, proc.stderr
+        outs.append(out)
+    assert len(_rows(outs[0])) == 3 and len(_rows(outs[1])) == 2
+    merged = tmp_path / "merged"
+    proc = subprocess.run([sys.executable, "-m", "grader", "collect", *map(str, outs), "--out", str(merged),
+                           "--config", str(FAST), "--no-pdf"], cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(_rows(merged)) == ["s1", "s2", "s3", "s4", "s5"]
+
+
+# ---- units ------------------------------------------------------------------------------
+
+def test_discover_names_and_skips(tmp_path):
+    (tmp_path / "alice").mkdir()
+    (tmp_path / "bob.py").write_text("")
+    (tmp_path / "carol.zip").write_bytes(b"")
+    (tmp_path / "alice.zip").write_bytes(b"")
+    (tmp_path / "timestamps.csv").write_text("")
+    (tmp_path / ".hidden.py").write_text("")
+    ids = [e.id for e in discover(tmp_path)]
+    assert ids == ["alice", "alice.zip", "bob", "carol"]
+    assert [e.id for e in shard_of(discover(tmp_path), 2, 2)] == ["alice.zip", "carol"]
+    with pytest.raises(BatchError):
+        discover(tmp_path / "missing")
+
+
+@pytest.mark.parametrize("members, reason", [
+    ({"../evil.py": "x"}, "unsafe path"),
+    ({"/abs.py": "x"}, "unsafe path"),
+    ({"big.py": "x" * (65 << 20)}, "MiB"),
+])
+def test_hostile_zips_are_refused(tmp_path, members, reason):
+    z = tmp_path / "s.zip"
+    with zipfile.ZipFile(z, "w", zipfile.ZIP_DEFLATED) as f:
+        for name, text in members.items():
+            f.writestr(name, text)
+    with pytest.raises(ValueError, match=reason):
+        extract_zip(z, tmp_path / "x")
+
+
+def test_zip_with_a_symlink_is_refused(tmp_path):
+    z = tmp_path / "s.zip"
+    with zipfile.ZipFile(z, "w") as f:
+        info = zipfile.ZipInfo("link.py")
+        info.external_attr = (0o120777 << 16)
+        f.writestr(info, "/etc/passwd")
+    with pytest.raises(ValueError, match="symbolic link"):
+        extract_zip(z, tmp_path / "x")
+
+
+def test_batch_command_errors_are_one_line(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "grader", "batch", str(tmp_path / "nope"), "--out",
+                           str(tmp_path / "o")], cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "not a folder" in proc.stderr
+    proc = subprocess.run([sys.executable, "-m", "grader", "batch", str(tmp_path), "--out", str(tmp_path / "o"),
+                           "--shard", "3/2"], cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 2 and "--shard" in proc.stderr
+
+
+@pytest.mark.gpu
+def test_gpu_class_gets_the_expected_gradebook(tmp_path):
+    """The CUDA fixtures (and the CPU class beside them) graded with --gpus 0."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    threading.Thread(target=lambda: [listener.accept() for _ in range(8)], daemon=True).start()
+    subs, out = tmp_path / "subs", tmp_path / "out"
+    expected = fixture_class.build(subs, out, listener.getsockname()[1], gpu=True)
+    if not HAVE_BWRAP:
+        for sid in fixture_class.ESCAPES:
+            (subs / f"{sid}.py").unlink()
+            expected.pop(sid)
+    proc = _batch(subs, out, "--gpus", "0", "--jobs", "8")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    rows = _rows(out)
+    for sid, want in expected.items():
+        assert rows[sid]["status"] == want["status"], (sid, rows[sid]["message"])
+        assert want["message"].lower() in rows[sid]["message"].lower(), (sid, rows[sid]["message"])
+    assert rows["gpu_alice"]["backend"] == "cuda" and rows["alice"]["backend"] == "cpu"
+    doc = json.loads((out / "gpu_erin" / "results.json").read_text())
+    assert doc["bench"][0]["fused_ms"] and "once on this device" in doc["timing"]["references"]
