@@ -25,9 +25,9 @@
 #include <torch/extension.h>
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 namespace {
@@ -52,7 +52,9 @@ inline float fast_exp(float x) {
     p = p * r + 5.0000001201e-1f;
     p = p * r * r + r + 1.0f;
     const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;   // 2^n as a float
-    return p * std::bit_cast<float>(bits);
+    float two_n;
+    std::memcpy(&two_n, &bits, sizeof two_n);   // std::bit_cast needs C++20; torch < 2.13 builds C++17
+    return p * two_n;
 }
 
 // One task: rows [r0, r0 + rows) of one (batch, head). q, k, v, out point at that head.
