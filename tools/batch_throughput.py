@@ -49,15 +49,23 @@ def run(subs: Path, out: Path, gpus: str, jobs: int) -> dict:
     cmd = [sys.executable, "-m", "grader", "batch", str(subs), "--out", str(out), "--gpus", gpus,
            "--jobs", str(jobs)]
     t0 = time.monotonic()
-    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    for line in proc.stdout:               # the batch's own log, as it happens
+        print(f"  {time.monotonic() - t0:6.1f} s  {line.rstrip()}", flush=True)
+    proc.wait()
     wall = time.monotonic() - t0
     if proc.returncode != 0:
-        print(proc.stdout[-3000:], proc.stderr[-3000:])
         raise SystemExit(f"batch failed with exit code {proc.returncode}")
     with open(out / "grades.csv", newline="") as f:
         rows = list(csv.DictReader(f))
     pdfs = sum(1 for r in rows if (out / r["submission"] / "report.pdf").is_file())
-    print(proc.stdout.strip().splitlines()[-2])
+    stages: dict = {}
+    for r in rows:
+        doc = json.loads((out / r["submission"] / "results.json").read_text())
+        for stage, secs in doc.get("stage_seconds", {}).items():
+            stages.setdefault(stage, []).append(secs)
+    print("  mean seconds per stage of the device phase: "
+          + ", ".join(f"{k} {sum(v) / len(v):.2f}" for k, v in sorted(stages.items())))
     return {"gpus": gpus, "wall_s": round(wall, 1), "n": len(rows), "pdfs": pdfs,
             "per_min": round(len(rows) / wall * 60, 2),
             "statuses": dict(Counter(r["status"] for r in rows)),
