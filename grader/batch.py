@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import queue
 import shutil
 import stat
@@ -191,6 +192,8 @@ class Batch:
         self.cfg = opts.cfg
         self.compile_slots = threading.Semaphore(max(1, opts.jobs))
         self.devices: queue.Queue = queue.Queue()
+        self.pending_refs = 0
+        self.ref_errors: list[str] = []
         self.references: dict[str, dict] = {}
         self.sandbox = self._sandbox_mode()
         self.done = 0
@@ -269,7 +272,7 @@ class Batch:
         if (first.verdict_without_flags or first.verdict) != "ok":
             return first        # did not compile (strict static flags alone do not stop it: run it)
         # b. check + bench on one device slot
-        slot = self.devices.get()
+        slot = self._take_device()
         try:
             exclusive = self._cpu_exclusive() if slot == "cpu" else _NoRun()
             with exclusive:
@@ -355,9 +358,7 @@ class Batch:
         if "cuda" in backends and not opts.gpus:
             raise BatchError("some submissions are graded on CUDA: pass --gpus (e.g. --gpus 0)")
         if backends:
-            self._prepare(slots, backends)
-        for s in slots:
-            self.devices.put(s)
+            self._prepare(slots)
         total = len(todo)
         with ThreadPoolExecutor(max_workers=max(1, opts.jobs) + len(slots)) as pool:
             futures = {pool.submit(self._one, *t): t[0] for t in todo}
@@ -376,23 +377,57 @@ class Batch:
             return self.opts.submissions / self.opts.deadline.timestamps
         return None
 
-    def _prepare(self, slots: list[str], backends: set) -> None:
-        """Reference runs: the first slot first (it builds the shared parts), then the rest."""
-        first, *rest = slots
-        self.references[first] = self._reference_run(first, "cuda" if first.startswith("gpu") else "cpu")
-        if first.startswith("gpu"):
-            cap = self.references[first]["system"].get("capability")
-            if cap and self.cfg.cuda_arch == "auto":     # compile children see no GPU: pin the arch
+    def _prepare(self, slots: list[str]) -> None:
+        """Build the shared binding module (the compile children need it), pin the CUDA
+        arch, then time the references on every slot in the background: a slot takes
+        submissions once its own reference run is done, and compiling starts at once."""
+        import subprocess
+        from .config import REPO_ROOT
+        proc = subprocess.run([sys.executable, "-c", "from grader import compile; compile.prepare()"],
+                              cwd=REPO_ROOT, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise BatchError(f"building the grader's binding module failed: {proc.stderr.strip()[-500:]}")
+        gpu_slots = [s for s in slots if s.startswith("gpu")]
+        if gpu_slots and self.cfg.cuda_arch == "auto":     # compile children see no GPU: pin the arch
+            from .system import _nvidia_smi
+            os.environ["CUDA_VISIBLE_DEVICES"], saved = gpu_slots[0][3:], os.environ.get("CUDA_VISIBLE_DEVICES")
+            try:
+                cap = (_nvidia_smi("compute_cap") or [""])[0]
+            finally:
+                if saved is None:
+                    os.environ.pop("CUDA_VISIBLE_DEVICES")
+                else:
+                    os.environ["CUDA_VISIBLE_DEVICES"] = saved
+            if cap:
                 self.cfg = replace(self.cfg, cuda_arch=cap)
-        threads = [threading.Thread(target=lambda s=s: self.references.__setitem__(
-            s, self._reference_run(s, "cuda" if s.startswith("gpu") else "cpu"))) for s in rest]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        missing = [s for s in rest if s not in self.references]
-        if missing:
-            raise BatchError(f"the reference run failed on {', '.join(missing)}")
+        self.pending_refs = len(slots)
+
+        def reference(slot: str) -> None:
+            try:
+                exclusive = self._cpu_exclusive() if slot == "cpu" else _NoRun()
+                with exclusive:        # the CPU reference is timed with no compiler running
+                    self.references[slot] = self._reference_run(slot, "cuda" if slot.startswith("gpu") else "cpu")
+                self.devices.put(slot)
+            except Exception as e:  # noqa: BLE001 - reported; the slot is not used
+                self.ref_errors.append(f"{slot}: {e}")
+                self.log(f"reference run on {slot} failed: {e}")
+            finally:
+                with self.lock:
+                    self.pending_refs -= 1
+        for slot in slots:
+            threading.Thread(target=reference, args=(slot,), daemon=True).start()
+
+    def _take_device(self) -> str:
+        """A device slot whose reference run succeeded (waits for one)."""
+        while True:
+            try:
+                return self.devices.get(timeout=0.5)
+            except queue.Empty:
+                with self.lock:
+                    hopeless = self.pending_refs == 0 and self.devices.empty() and not self.references
+                if hopeless:
+                    raise BatchError("no device could run the reference kernels: "
+                                     + "; ".join(self.ref_errors))
 
     def _unpack(self, e: Entry) -> Path:
         if e.kind != "zip":

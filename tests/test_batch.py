@@ -26,6 +26,7 @@ sys.path.insert(0, str(REPO / "tools"))
 import fixture_class  # noqa: E402
 
 HAVE_BWRAP = bwrap_path() is not None
+TORCH_2_11 = __import__("torch").__version__.startswith("2.11")
 HIDDEN_S, HIDDEN_SEED = 173, 424242
 STANDALONE_S = re.compile(rf"(?<![\d.]){HIDDEN_S}(?![\d.])")    # 173, not 0.173 or 1370235173
 
@@ -273,7 +274,19 @@ def test_gpu_class_gets_the_expected_gradebook(tmp_path):
     rows = _rows(out)
     for sid, want in expected.items():
         assert rows[sid]["status"] == want["status"], (sid, rows[sid]["message"])
+        if sid == "leo" and TORCH_2_11:
+            continue      # crashes instead of raising there: test_torch_check_with_sizes_keeps_its_message
         assert want["message"].lower() in rows[sid]["message"].lower(), (sid, rows[sid]["message"])
     assert rows["gpu_alice"]["backend"] == "cuda" and rows["alice"]["backend"] == "cpu"
     doc = json.loads((out / "gpu_erin" / "results.json").read_text())
     assert doc["bench"][0]["fused_ms"] and "once on this device" in doc["timing"]["references"]
+
+
+@pytest.mark.gpu
+@pytest.mark.xfail(condition=TORCH_2_11, strict=True,
+                   reason="known bug (torch 2.11 GPU image): TORCH_CHECK(false, \"text\", q.sizes()) in a CPU "
+                          "kernel ends in SIGSEGV instead of the message; a literal-only message works")
+def test_torch_check_with_sizes_keeps_its_message(cfg):
+    from grader.run import grade
+    result = grade(REPO / "tests" / "submissions" / "cheat" / "leaks_shape.py", cfg, backend="cpu", bench=False)
+    assert result.verdict == "runtime_error" and "LEAK shape=[1, 4, 128, 64]" in result.message
