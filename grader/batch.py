@@ -191,7 +191,8 @@ class Batch:
         self.out = opts.out.resolve()
         self.cfg = opts.cfg
         self.compile_slots = threading.Semaphore(max(1, opts.jobs))
-        self.devices: queue.Queue = queue.Queue()
+        # device slots by backend: "gpuN" take CUDA submissions, "cpu" the CPU ones
+        self.devices: dict[str, queue.Queue] = {"cuda": queue.Queue(), "cpu": queue.Queue()}
         self.pending_refs = 0
         self.ref_errors: list[str] = []
         self.references: dict[str, dict] = {}
@@ -272,14 +273,14 @@ class Batch:
         if (first.verdict_without_flags or first.verdict) != "ok":
             return first        # did not compile (strict static flags alone do not stop it: run it)
         # b. check + bench on one device slot
-        slot = self._take_device()
+        slot = self._take_device(backend)
         try:
             exclusive = self._cpu_exclusive() if slot == "cpu" else _NoRun()
             with exclusive:
                 env = {"CUDA_VISIBLE_DEVICES": slot[3:]} if slot.startswith("gpu") else {"CUDA_VISIBLE_DEVICES": ""}
                 result = grade(source, self.cfg, backend=backend, options=replace(base, env=env, references=False))
         finally:
-            self.devices.put(slot)
+            self.devices[backend].put(slot)
         return _with_references(result, self.references.get(slot), slot)
 
     def _cpu_exclusive(self):
@@ -407,7 +408,7 @@ class Batch:
                 exclusive = self._cpu_exclusive() if slot == "cpu" else _NoRun()
                 with exclusive:        # the CPU reference is timed with no compiler running
                     self.references[slot] = self._reference_run(slot, "cuda" if slot.startswith("gpu") else "cpu")
-                self.devices.put(slot)
+                self.devices["cuda" if slot.startswith("gpu") else "cpu"].put(slot)
             except Exception as e:  # noqa: BLE001 - reported; the slot is not used
                 self.ref_errors.append(f"{slot}: {e}")
                 self.log(f"reference run on {slot} failed: {e}")
@@ -417,14 +418,16 @@ class Batch:
         for slot in slots:
             threading.Thread(target=reference, args=(slot,), daemon=True).start()
 
-    def _take_device(self) -> str:
-        """A device slot whose reference run succeeded (waits for one)."""
+    def _take_device(self, backend: str) -> str:
+        """A device slot of `backend` whose reference run succeeded (waits for one)."""
+        kind = "gpu" if backend == "cuda" else "cpu"
         while True:
             try:
-                return self.devices.get(timeout=0.5)
+                return self.devices[backend].get(timeout=0.5)
             except queue.Empty:
                 with self.lock:
-                    hopeless = self.pending_refs == 0 and self.devices.empty() and not self.references
+                    hopeless = self.pending_refs == 0 and self.devices[backend].empty() and not any(
+                        s.startswith(kind) for s in self.references)
                 if hopeless:
                     raise BatchError("no device could run the reference kernels: "
                                      + "; ".join(self.ref_errors))
