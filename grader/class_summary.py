@@ -37,6 +37,11 @@ def _chart(speedups: list[float], ref: float | None, path: Path) -> None:
     plt.close(fig)
 
 
+def _integrity(flags: str) -> list[str]:
+    """The integrity flags of a gradebook row (lateness bookkeeping left out)."""
+    return [f for f in flags.split(";") if f and not f.endswith(":no_timestamp")]
+
+
 def context(rows: list[dict], docs: list[dict], cfg: Config, build: Path) -> dict:
     n = len(rows)
     verdicts = Counter(r["status"] for r in rows)
@@ -68,14 +73,16 @@ def context(rows: list[dict], docs: list[dict], cfg: Config, build: Path) -> dic
         "mean_score": f"{statistics.mean(scores):.1f}" if scores else "-",
         "median_score": f"{statistics.median(scores):.1f}" if scores else "-",
         "max_score": f"{rows[0]['max_score']:g}" if rows else "-", "n_ok": verdicts.get("ok", 0),
-        "n_flagged": sum(1 for r in rows if r["flags"]), "n_late": sum(1 for r in rows if r["late_days"]),
+        "n_flagged": sum(1 for r in rows if _integrity(r["flags"])),
+        "n_late": sum(1 for r in rows if r["late_days"]),
+        "n_no_time": sum(1 for r in rows if "no_timestamp" in r["flags"]),
         "verdicts": [{"name": v, "count": c, "share": f"{c / n:.0%}"} for v, c in verdicts.most_common()],
         "configs": configs, "S": S, "chart": chart,
         "ref_speedup": f"{ref_speedup:.2f}x" if ref_speedup else "-",
         "fastest": [{"rank": i + 1, "id": sid, "ms": _ms(b["student_ms"]), "sdpa": _ms(b["sdpa_ms"]),
                      "speedup": f"{1 / b['slowdown']:.2f}x"} for i, (sid, b) in enumerate(timed[:10])],
-        "flagged": [{"id": r["submission"], "verdict": r["status"], "flags": r["flags"].replace(";", ", ")}
-                    for r in rows if r["flags"]],
+        "flagged": [{"id": r["submission"], "verdict": r["status"], "flags": ", ".join(_integrity(r["flags"]))}
+                    for r in rows if _integrity(r["flags"])],
         "failures": [{"id": r["submission"], "verdict": r["status"], "message": r["message"][:160]}
                      for r in rows if r["status"] != "ok"],
     }

@@ -289,6 +289,8 @@ def context(doc: dict, build: Path, profile_dir: Path | None = None) -> dict:
         "source": lit(source), "source_lang": lit("cpp"), "has_source": bool(source),
         "method": doc.get("timing", {}).get("description", "-"),
         "seed": str(doc["config"].get("seed")), "compile_log": (doc.get("compile") or {}).get("log", ""),
+        "flags": [{"tier": f["tier"], "detail": f["detail"]} for f in doc.get("flags", [])],
+        "verdict_without_flags": doc.get("verdict_without_flags") or "",
     }
 
 
