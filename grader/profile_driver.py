@@ -4,6 +4,11 @@
 references through the grader's build path, calls each once to warm up (not profiled),
 then once per benchmark size inside NVTX ranges `profile` / `<kernel>_S<S>`, so that
 `ncu --nvtx --nvtx-include profile/` profiles exactly those calls.
+
+`python -m grader.profile_driver SUBMISSION --cpu [CONFIG]`: the same with `_CPP_SRC` and
+the C++ references, each called 5 times per size, for a CPU profiler
+(Intel Advisor: `advisor --collect=roofline --project-dir=./adv -- python -m
+grader.profile_driver attention.py --cpu`).
 """
 from __future__ import annotations
 
@@ -17,27 +22,39 @@ from .config import DEFAULT_CONFIG, REPO_ROOT, load
 from .parse import parse, parse_file
 
 REFERENCES = {"naive": "reference/naive.cu", "fused": "reference/fused.cu", "fused_opt": "reference/fused_tc.cu"}
+CPU_REFERENCES = {"naive": "reference/naive.cpp", "fused": "reference/fused.cpp"}
 
 
 def main() -> None:
-    if len(sys.argv) < 2:
-        sys.exit("usage: python -m grader.profile_driver SUBMISSION [CONFIG]")
-    cfg = load(sys.argv[2] if len(sys.argv) > 2 else DEFAULT_CONFIG)
+    args = [a for a in sys.argv[1:] if a != "--cpu"]
+    cpu = "--cpu" in sys.argv[1:]
+    if not args:
+        sys.exit("usage: python -m grader.profile_driver SUBMISSION [--cpu] [CONFIG]")
+    cfg = load(args[1] if len(args) > 1 else DEFAULT_CONFIG)
     prepare()
-    student = parse(sys.argv[1])
+    student = parse(args[0])
     if not student.ok:
         sys.exit(student.error)
-    sources = {"student": student.sources.get("cuda")}
-    sources.update({name: parse_file(REPO_ROOT / rel, name).sources["cuda"] for name, rel in REFERENCES.items()})
+    kind, refs = ("cpp", CPU_REFERENCES) if cpu else ("cuda", REFERENCES)
+    sources = {"student": student.sources.get(kind)}
+    sources.update({name: parse_file(REPO_ROOT / rel, name).sources[kind] for name, rel in refs.items()})
     kernels = {}
     for name, src in sources.items():
-        path = student.path if name == "student" else REFERENCES[name]
+        path = student.path if name == "student" else refs[name]
         if src is None:
-            sys.exit(f"{path} has no _CUDA_SRC: only CUDA kernels can be profiled with Nsight Compute")
+            sys.exit(f"{path} has no {'_CPP_SRC' if cpu else '_CUDA_SRC'} to profile")
         result, kernel = compile_source(src, cfg)
         if not result.ok:
             sys.exit(f"{path} did not compile:\n{result.log}")
         kernels[name] = kernel
+    if cpu:
+        for shape in cfg.bench_shapes:
+            q, k, v = make_inputs(shape, seed=shape.S)
+            for fn in kernels.values():
+                for _ in range(5):
+                    fn(q, k, v)
+        print("profile driver: done", flush=True)
+        return
     for shape in cfg.bench_shapes:
         q, k, v = make_inputs(shape, seed=shape.S, device="cuda")
         for fn in kernels.values():
