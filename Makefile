@@ -3,7 +3,8 @@
 # creates .venv from pyproject.toml.
 #
 #   make grade [SUBMISSION=path] [BACKEND=auto|cpu|cuda]   grade one submission
-#   make report                                             re-render report/report.pdf from report/results.json
+#   make grade RUN=naive                                    ... and keep the results in report/history/ as "naive"
+#   make report [BEFORE=naive]                              re-render report/report.pdf (vs the run labelled naive)
 #   make demo                                               grade the reference kernels
 #   make test                                               the test suite (CPU; GPU tests skip)
 #   make check-compile [SUBMISSION=path]                    compile only (nvcc works without a GPU)
@@ -28,10 +29,10 @@ BATCH_OUT ?= report/batch
 .PHONY: grade report demo test test-gpu check-compile profile bench-reference fidelity clean-cache batch batch-demo
 
 grade:
-	@$(PYTHON) -m grader grade $(SUBMISSION) --backend $(BACKEND) --json $(OUT)/results.json --report
+	@$(PYTHON) -m grader grade $(SUBMISSION) --backend $(BACKEND) --json $(OUT)/results.json --report $(if $(RUN),--label $(RUN)) $(if $(BEFORE),--before $(BEFORE))
 
 report:
-	@$(PYTHON) -m grader report $(OUT)/results.json --out $(OUT)/report.pdf
+	@$(PYTHON) -m grader report $(OUT)/results.json --out $(OUT)/report.pdf $(if $(BEFORE),--before $(BEFORE))
 
 demo:
 	@set -e; for ref in naive fused; do \

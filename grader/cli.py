@@ -31,6 +31,14 @@ def cmd_grade(args) -> int:
     from .summary import format_result
     cfg = config_mod.load(args.config, hidden=args.hidden, seed=args.seed)
     cfg = config_mod.with_timeouts(cfg, compile=args.timeout_compile, run=args.timeout_run)
+    if args.label or args.before:
+        from .history import HistoryError, check_label
+        try:
+            for lab in (args.label, args.before):
+                if lab:
+                    check_label(lab)
+        except HistoryError as e:
+            raise ConfigError(str(e)) from None
     print(f"grading {args.submission} ...", file=sys.stderr, flush=True)
     result = grade(args.submission, cfg, backend=args.backend, bench=not args.no_bench,
                    progress=None if args.quiet else _progress)
@@ -38,11 +46,14 @@ def cmd_grade(args) -> int:
     if args.json:
         write_json_atomic(args.json, result.to_json())
         print(f"results written to {args.json}")
+        if args.label:
+            from .history import save
+            print(f"saved in the run history as {save(Path(args.json), args.label)}")
         if args.report:
             from .report import ReportError, render
             pdf = Path(args.json).with_name("report.pdf")
             try:
-                print(f"report written to {render(args.json, pdf)}")
+                print(f"report written to {render(args.json, pdf, before_label=args.before)}")
             except (ReportError, ImportError) as e:
                 print(f"report not written: {e}", file=sys.stderr)
     return result.exit_code
@@ -141,7 +152,7 @@ def cmd_report(args) -> int:
               "markdown-it-py", file=sys.stderr)
         return EXIT_USAGE
     try:
-        path = render(args.results, args.out)
+        path = render(args.results, args.out, before_label=args.before)
     except ReportError as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE
@@ -246,6 +257,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--no-bench", action="store_true", help="only compile and check")
     g.add_argument("--quiet", action="store_true", help="no progress lines")
     g.add_argument("--report", action="store_true", help="also render report.pdf beside the --json file")
+    g.add_argument("--label", help="keep a copy of the results in history/ beside --json under this "
+                   "label (e.g. naive, fused), for report --before LABEL")
+    g.add_argument("--before", metavar="LABEL", help="with --report: compare with that saved run")
     g.set_defaults(func=cmd_grade)
     c = sub.add_parser("check-compile", help="compile without running (nvcc works without a GPU)")
     c.add_argument("submission", nargs="?", default=str(DEFAULT_SUBMISSION))
@@ -271,6 +285,8 @@ def build_parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("report", help="render the PDF report from a results JSON (any machine)")
     rp.add_argument("results", help="the JSON `grade --json` wrote")
     rp.add_argument("--out", default="report/report.pdf")
+    rp.add_argument("--before", metavar="LABEL", help="compare with the newest saved run of this label "
+                    "(grade --label LABEL saved it in history/ beside the results JSON)")
     rp.set_defaults(func=cmd_report)
     a = sub.add_parser("ai", help="the arithmetic-intensity model at the benchmark sizes (or --S ...)")
     a.add_argument("--S", type=int, nargs="+", help="sequence lengths (default: the config's)")

@@ -199,7 +199,7 @@ def compare_profiles(profiles: list) -> dict | None:
     ]}
 
 
-def context(doc: dict, build: Path, profile_dir: Path | None = None) -> dict:
+def context(doc: dict, build: Path, profile_dir: Path | None = None, before: dict | None = None) -> dict:
     """Everything the template shows, computed and formatted here."""
     from .ai_model import fused, naive, total
     front, answers = split_answers(doc.get("report_md"))
@@ -290,12 +290,25 @@ def context(doc: dict, build: Path, profile_dir: Path | None = None) -> dict:
         "method": doc.get("timing", {}).get("description", "-"),
         "seed": str(doc["config"].get("seed")), "compile_log": (doc.get("compile") or {}).get("log", ""),
         "flags": [{"tier": f["tier"], "detail": f["detail"]} for f in doc.get("flags", [])],
+        "run_compare": _run_rows(before),
         "verdict_without_flags": doc.get("verdict_without_flags") or "",
     }
 
 
-def render(results_json: Path | str, out_pdf: Path | str, profile_dir: Path | None = None) -> Path:
-    """Render the PDF for one results document."""
+def _run_rows(before: dict | None) -> dict | None:
+    """The current run vs an earlier one (grader/history.py compare_runs), formatted."""
+    if not before:
+        return None
+    fmt = lambda x: "-" if x is None else f"{x:.2f}x"  # noqa: E731
+    return {**before, "rows": [{"S": r["S"], "before": _ms(r["before"]), "now": _ms(r["now"]),
+                                "speedup": f"{r['speedup']:.2f}x", "before_slowdown": fmt(r["before_slowdown"]),
+                                "now_slowdown": fmt(r["now_slowdown"])} for r in before["rows"]]}
+
+
+def render(results_json: Path | str, out_pdf: Path | str, profile_dir: Path | None = None,
+           before_label: str | None = None) -> Path:
+    """Render the PDF for one results document; `before_label`: compare with the newest
+    saved run of that label (grader/history.py)."""
     try:
         doc = json.loads(Path(results_json).read_text())
     except (OSError, ValueError) as e:
@@ -306,7 +319,14 @@ def render(results_json: Path | str, out_pdf: Path | str, profile_dir: Path | No
     if profile_dir is None and doc["submission"].get("path"):
         from .profile import profiles_dir
         profile_dir = profiles_dir(Path(doc["submission"]["path"]))
-    return render_template("report.typ.j2", lambda build: context(doc, build, profile_dir), out_pdf)
+    before = None
+    if before_label:
+        from .history import HistoryError, compare_runs, find
+        try:
+            before = compare_runs(find(Path(results_json), before_label), doc, before_label)
+        except HistoryError as e:
+            raise ReportError(str(e)) from None
+    return render_template("report.typ.j2", lambda build: context(doc, build, profile_dir, before), out_pdf)
 
 
 def render_template(template: str, make_context, out_pdf: Path | str) -> Path:

@@ -1,0 +1,65 @@
+"""Run history: grade --label saves a labelled copy; report --before LABEL compares with it."""
+import json
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grader import history
+from grader.report import ReportError, render
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "results"
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _results(tmp_path: Path, scale: float = 1.0) -> Path:
+    doc = json.loads((FIXTURES / "cpu_fused.json").read_text())
+    for b in doc["bench"]:
+        b["student_ms"] *= scale
+        b["slowdown"] = b["student_ms"] / b["sdpa_ms"]
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_save_find_and_compare(tmp_path):
+    slow = _results(tmp_path, scale=2.0)
+    history.save(slow, "naive")
+    now = _results(tmp_path)                     # the current run: twice as fast
+    before = history.find(now, "naive")
+    rows = history.compare_runs(before, json.loads(now.read_text()), "naive")["rows"]
+    assert rows and all(r["speedup"] == pytest.approx(2.0) for r in rows)
+    assert [lab for _, lab, _ in history.entries(now)] == ["naive"]
+
+
+def test_report_shows_the_comparison(tmp_path):
+    history.save(_results(tmp_path, scale=2.0), "naive")
+    now = _results(tmp_path)
+    pdf = render(now, tmp_path / "r.pdf", before_label="naive")
+    from pypdf import PdfReader
+    text = "".join(p.extract_text() for p in PdfReader(pdf).pages)
+    assert "This run vs your run labelled \u201cnaive\u201d" in text and "2.00x" in text   # Typst's quotes
+
+
+def test_unknown_label_and_bad_label_are_one_line_errors(tmp_path):
+    now = _results(tmp_path)
+    with pytest.raises(ReportError, match="no run labelled 'fused'"):
+        render(now, tmp_path / "r.pdf", before_label="fused")
+    with pytest.raises(history.HistoryError, match="letters, digits"):
+        history.save(now, "../evil")
+    proc = subprocess.run([sys.executable, "-m", "grader", "report", str(now), "--out", str(tmp_path / "r.pdf"),
+                           "--before", "fused"], cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "make grade RUN=fused" in proc.stderr
+
+
+def test_grade_label_saves_into_history(tmp_path):
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "grader", "grade", "tests/submissions/invalid/syntax_error.py",
+                           "--json", str(out / "results.json"), "--label", "first", "--quiet"],
+                          cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 15, proc.stderr
+    saved = list((out / "history").glob("*_first.json"))
+    assert len(saved) == 1 and json.loads(saved[0].read_text())["verdict"] == "invalid_submission"
+
