@@ -5,7 +5,7 @@
 #   make grade [SUBMISSION=path] [BACKEND=auto|cpu|cuda]   grade one submission
 #   make grade RUN=naive                                    ... and keep the results in report/history/ as "naive"
 #   make report [BEFORE=naive]                              re-render report/report.pdf (vs the run labelled naive)
-#   make demo                                               grade the reference kernels
+#   make demo                                               grade the reference kernels (model reports)
 #   make test                                               the test suite (CPU; GPU tests skip)
 #   make check-compile [SUBMISSION=path]                    compile only (nvcc works without a GPU)
 #   make profile [SUBMISSION=path] [LABEL=before|after]    Nsight Compute -> profiles/ (GPU machine)
@@ -35,11 +35,14 @@ report:
 	@$(PYTHON) -m grader report $(OUT)/results.json --out $(OUT)/report.pdf $(if $(BEFORE),--before $(BEFORE))
 
 demo:
-	@set -e; for ref in naive fused; do \
+	@set -e; cuda=0; \
+	if [ "$(BACKEND)" != cpu ] && $(PYTHON) -c 'import sys, torch; sys.exit(not torch.cuda.is_available())'; then cuda=1; fi; \
+	for ref in naive fused fused_opt; do \
 	  src=reference/$$ref.cpp; \
-	  if [ "$(BACKEND)" != cpu ] && $(PYTHON) -c 'import sys, torch; sys.exit(not torch.cuda.is_available())'; then src=reference/$$ref.cu; fi; \
+	  if [ $$cuda = 1 ]; then src=reference/$$ref.cu; [ $$ref = fused_opt ] && src=reference/fused_tc.cu; fi; \
 	  echo "=== reference $$ref ($$src) ==="; \
-	  $(PYTHON) -m grader grade $$src --backend $(BACKEND) --json $(OUT)/demo-$$ref/results.json --report || true; \
+	  $(PYTHON) tools/demo_submission.py $$src $(OUT)/demo-$$ref/submission >/dev/null; \
+	  $(PYTHON) -m grader grade $(OUT)/demo-$$ref/submission --backend $(BACKEND) --json $(OUT)/demo-$$ref/results.json --report || true; \
 	done
 
 test:

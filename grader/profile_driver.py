@@ -22,7 +22,8 @@ from .config import DEFAULT_CONFIG, REPO_ROOT, load
 from .parse import parse, parse_file
 
 REFERENCES = {"naive": "reference/naive.cu", "fused": "reference/fused.cu", "fused_opt": "reference/fused_tc.cu"}
-CPU_REFERENCES = {"naive": "reference/naive.cpp", "fused": "reference/fused.cpp"}
+CPU_REFERENCES = {"naive": "reference/naive.cpp", "fused": "reference/fused.cpp",
+                  "fused_opt": "reference/fused_opt.cpp"}
 
 
 def main() -> None:

@@ -56,8 +56,26 @@ def markdown_to_typst(md: str) -> T:
     from markdown_it import MarkdownIt
     parser = MarkdownIt("commonmark", {"html": False}).disable("image")
     out: list[str] = []
+    lists: list[str] = []          # open lists, innermost last: "- " (bullets) or "+ " (numbered)
+    item_start = False             # the next paragraph is the first of a list item: same line
     for token in parser.parse(md):
-        out.append(_block(token))
+        if token.type in ("bullet_list_open", "ordered_list_open"):
+            lists.append("- " if token.type == "bullet_list_open" else "+ ")
+            out.append("\n")
+        elif token.type in ("bullet_list_close", "ordered_list_close"):
+            lists.pop()
+            out.append("\n")
+        elif token.type == "list_item_open":
+            out.append("\n" + "  " * (len(lists) - 1) + lists[-1])
+            item_start = True
+        elif token.type == "paragraph_open":
+            out.append("" if item_start else "\n" + "  " * len(lists))
+            item_start = False
+        elif token.type == "paragraph_close":
+            out.append("" if lists else "\n")
+        else:
+            item_start = False if token.type != "inline" else item_start
+            out.append(_block(token))
     return T("".join(out))
 
 
@@ -215,6 +233,7 @@ def context(doc: dict, build: Path, profile_dir: Path | None = None, before: dic
                           "student": _ms(b["student_ms"]), "sdpa": _ms(b["sdpa_ms"]),
                           "slowdown": "-" if b["slowdown"] is None else f"{b['slowdown']:.2f}x",
                           "naive": _ms(b.get("naive_ms")), "fused": _ms(b.get("fused_ms")),
+                          "fused_opt": _ms(b.get("fused_opt_ms")),
                           "student_perf": gf(b["student_ms"]), "sdpa_perf": gf(b["sdpa_ms"])})
     if bench:
         _perf_chart(bench, build / "perf.svg", doc["backend"])

@@ -19,7 +19,8 @@ from .config import REPO_ROOT, Config
 from .parse import Source
 from .result import write_json_atomic
 
-REFERENCES = {"cpu": {"naive": "reference/naive.cpp", "fused": "reference/fused.cpp"},
+REFERENCES = {"cpu": {"naive": "reference/naive.cpp", "fused": "reference/fused.cpp",
+                      "fused_opt": "reference/fused_opt.cpp"},
               "cuda": {"naive": "reference/naive.cu", "fused": "reference/fused.cu",
                        "fused_opt": "reference/fused_tc.cu"}}
 

@@ -69,3 +69,12 @@ def test_speed_flags():
     codes = {f.code for f in speed_flags([fast], system)}
     assert codes == {"too_fast", "beyond_roofline"}
     assert speed_flags([{"S": 1024, "slowdown": 0.9, "student_ms": 0.1, "flops": 2_147_483_648}], system) == []
+
+
+def test_audit_tiers():
+    from grader.integrity import audit_flags
+    flags = audit_flags({"calls": 3, "flagged": {"aten.bmm": 6, "aten._softmax": 3, "aten.mul_": 3}})
+    assert [(f.code, f.tier) for f in flags] == [("dispatched_compute", "strict"), ("dispatched_ops", "warning")]
+    assert "aten.bmm x6" in flags[0].detail and "aten.mul_" not in flags[0].detail
+    assert [f.tier for f in audit_flags({"flagged": {"aten.div_": 1}})] == ["warning"]
+    assert audit_flags({"flagged": {}}) == []

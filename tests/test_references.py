@@ -4,7 +4,7 @@ import pytest
 from conftest import REPO
 
 
-@pytest.mark.parametrize("name", ["naive", "fused"])
+@pytest.mark.parametrize("name", ["naive", "fused", "fused_opt"])
 def test_cpu_reference_is_ok_within_1e4(grade_cpu, name):
     result = grade_cpu(REPO / "reference" / f"{name}.cpp", bench=True)
     assert result.verdict == "ok", result.message

@@ -42,7 +42,7 @@ def gpu_fp32_peak_tflops() -> float | None:
 
 def kernels(kind: str, cfg):
     out = {}
-    files = {"naive": "naive", "fused": "fused", **({"fused_opt": "fused_tc"} if kind == "cuda" else {})}
+    files = {"naive": "naive", "fused": "fused", "fused_opt": "fused_tc" if kind == "cuda" else "fused_opt"}
     for name, stem in files.items():
         src = parse(REPO / "reference" / f"{stem}.{'cu' if kind == 'cuda' else 'cpp'}").sources[kind]
         result, kernel = build.compile_source(src, cfg)
