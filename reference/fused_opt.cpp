@@ -43,6 +43,9 @@ constexpr int64_t kRows = 32;   // query rows per task (a multiple of kMicro)
 constexpr int64_t kKeys = 64;   // keys per tile: one micro-kernel row of scores
 constexpr int64_t kMicro = 4;   // rows per micro-kernel: 4 x 4 vectors = 16 accumulators
 
+// (Without AVX-512, GCC warns that passing such a vector changes the ABI: these functions
+// are internal and inlined, so it does not matter.)
+#pragma GCC diagnostic ignored "-Wpsabi"
 typedef float Vec16 __attribute__((vector_size(64)));   // 16 floats
 typedef int32_t Int16 __attribute__((vector_size(64)));
 
