@@ -269,6 +269,14 @@ def context(doc: dict, build: Path, profile_dir: Path | None = None, before: dic
         if pts:
             roofline.chart(roofline.gpu_ceilings(kps), pts, build / "roofline.svg")
             roofline_svg = lit("roofline.svg")
+    cpu_roofline = None
+    if doc["backend"] == "cpu" and doc.get("ceilings") and bench:
+        from . import roofline
+        ceil = roofline.Ceilings(**doc["ceilings"])
+        roofline.chart(ceil, roofline.cpu_points(bench), build / "cpu_roofline.svg",
+                       title=f"CPU roofline: {ceil.device}")
+        cpu_roofline = {"svg": lit("cpu_roofline.svg"), "peak": f"{ceil.peak_flop_per_s / 1e9:,.0f}",
+                        "bw": f"{ceil.bandwidth_bytes_per_s['DRAM'] / 1e9:,.1f}", "ridge": f"{ceil.ridge('DRAM'):.1f}"}
     shots = []
     if profile_dir and profile_dir.is_dir():
         for i, img in enumerate(sorted(p for p in profile_dir.iterdir() if p.suffix.lower() in (".png", ".jpg", ".jpeg"))):
@@ -309,7 +317,7 @@ def context(doc: dict, build: Path, profile_dir: Path | None = None, before: dic
         "method": doc.get("timing", {}).get("description", "-"),
         "seed": str(doc["config"].get("seed")), "compile_log": (doc.get("compile") or {}).get("log", ""),
         "flags": [{"tier": f["tier"], "detail": f["detail"]} for f in doc.get("flags", [])],
-        "run_compare": _run_rows(before),
+        "run_compare": _run_rows(before), "cpu_roofline": cpu_roofline,
         "verdict_without_flags": doc.get("verdict_without_flags") or "",
     }
 

@@ -108,6 +108,7 @@ class GradeResult:
     flags: tuple = ()            # integrity findings: {code, tier (strict|warning|review), detail}
     verdict_without_flags: str | None = None   # the verdict a strict flag replaced, if any
     isolation: dict = field(default_factory=dict)   # sandbox used, limits enforced
+    ceilings: dict = field(default_factory=dict)    # CPU: measured roofline (roofline.Ceilings fields)
     grader_version: str = "0.1.0"
     schema_version: int = SCHEMA_VERSION
 

@@ -25,6 +25,7 @@ from .sandbox import (Limits, OutputCap, bwrap_command, bwrap_path, die_with_par
                       tree_usage)
 
 STAGE_NAMES = {"start": "starting", "prepare": "preparing the grader's binding module",
+               "roofline": "measuring the CPU's roofline",
                "compile": "compiling", "compile-references": "compiling the reference kernels",
                "check": "checking", "bench": "benchmarking", "done": "done"}
 POLL_S = 0.05
@@ -132,7 +133,7 @@ def _result(sub: Submission, cfg: Config, backend: str, reason: str, verdict: st
         bench=tuple(bench_from(b) for b in state.get("bench", [])),
         system=state.get("system", {}), timing=state.get("timing", {}),
         config=_config_summary(cfg), stage_seconds=state.get("stage_seconds", {}),
-        profiles=profiles, profile_notes=notes,
+        profiles=profiles, profile_notes=notes, ceilings=state.get("ceilings") or {},
         sources={kind: src.text for kind, src in sub.sources.items()}, report_md=sub.report_md,
         flags=tuple(f.as_dict() for f in flags), verdict_without_flags=before,
         isolation=isolation or {},

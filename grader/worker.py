@@ -187,6 +187,11 @@ class Worker:
         self.state["bench"] = [asdict(r) for r in rows]
         self.state["timing"] = timing
         self.save()
+        if self.device == "cpu":        # the machine's roofline, for the report (cached per machine)
+            self.stage("roofline", "measuring this CPU's FMA peak and memory bandwidth")
+            from .roofline import measure_cpu_ceilings
+            self.state["ceilings"] = asdict(measure_cpu_ceilings(self.request["threads"]))
+            self.save()
         for row in rows:
             err = row.recheck_max_err
             if err is None or not err < self.cfg.tolerance:

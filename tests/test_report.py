@@ -103,3 +103,18 @@ def test_before_after_and_model_vs_measured_from_profiles(tmp_path):
     text = _squash(_text(render(out, tmp_path / "r.pdf", profile_dir=folder / "profiles")))
     assert "Beforeandafter(before→after;yourkernels)" in text
     assert "Modelvsmeasuredbytes" in text and "naive_S1024" in text and "142.61" in text
+
+
+def test_cpu_report_draws_the_measured_roofline(tmp_path):
+    import json as _json
+    from pathlib import Path as _Path
+
+    from pypdf import PdfReader
+
+    from grader.report import render
+    doc = _json.loads((_Path(__file__).parent / "fixtures" / "results" / "cpu_fused.json").read_text())
+    doc["ceilings"] = {"device": "test CPU (2 threads)", "peak_flop_per_s": 160e9,
+                       "bandwidth_bytes_per_s": {"DRAM": 10.5e9}, "source": "measured"}
+    (tmp_path / "r.json").write_text(_json.dumps(doc))
+    text = "".join(p.extract_text() for p in PdfReader(render(tmp_path / "r.json", tmp_path / "r.pdf")).pages)
+    assert "Measured CPU roofline" in text and "160 GFLOP/s" in text and "ridge 15.2" in text
