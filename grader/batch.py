@@ -306,10 +306,13 @@ class Batch:
         pdf_note = ""
         if self.opts.render_pdf:
             from .report import ReportError, render
-            try:
-                render(folder / "results.json", folder / "report.pdf")
-            except (ReportError, ImportError) as e:
-                pdf_note = f"report.pdf not written: {e}"
+            # rendering is CPU work, like compiling: it takes a compile slot, so it never
+            # runs while a CPU submission is being timed (that holds every slot)
+            with self.compile_slots:
+                try:
+                    render(folder / "results.json", folder / "report.pdf")
+                except (ReportError, ImportError) as e:
+                    pdf_note = f"report.pdf not written: {e}"
         work = self.out / ".work" / entry.id
         if (work / "output.log").is_file():
             shutil.copy(work / "output.log", folder / "output.log")
