@@ -143,7 +143,8 @@ def _result(sub: Submission, cfg: Config, backend: str, reason: str, verdict: st
 def _timeout_for(cfg: Config, stage: str) -> float:
     if stage in ("start", "prepare", "compile", "compile-references"):
         return cfg.timeout_compile
-    return {"check": cfg.timeout_check, "bench": cfg.timeout_bench}.get(stage, cfg.timeout_check)
+    return {"check": cfg.timeout_check, "bench": cfg.timeout_bench,
+            "roofline": cfg.timeout_bench}.get(stage, cfg.timeout_check)
 
 
 def _read_state(workdir: Path) -> dict | None:

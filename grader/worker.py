@@ -190,7 +190,10 @@ class Worker:
         if self.device == "cpu":        # the machine's roofline, for the report (cached per machine)
             self.stage("roofline", "measuring this CPU's FMA peak and memory bandwidth")
             from .roofline import measure_cpu_ceilings
-            self.state["ceilings"] = asdict(measure_cpu_ceilings(self.request["threads"]))
+            try:
+                self.state["ceilings"] = asdict(measure_cpu_ceilings(self.request["threads"]))
+            except Exception as exc:  # noqa: BLE001 - the report then goes without a CPU roofline
+                self.state["ceilings_note"] = f"{type(exc).__name__}: {exc}"[:300]
             self.save()
         for row in rows:
             err = row.recheck_max_err
