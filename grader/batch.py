@@ -313,6 +313,9 @@ class Batch:
                     render(folder / "results.json", folder / "report.pdf")
                 except (ReportError, ImportError) as e:
                     pdf_note = f"report.pdf not written: {e}"
+                except Exception as e:  # noqa: BLE001 - a report bug must not lose the grade
+                    pdf_note = f"report.pdf not written (grader bug, please report): {type(e).__name__}: {e}"[:500]
+                    self.log(f"{entry.id}: {pdf_note}")
         work = self.out / ".work" / entry.id
         if (work / "output.log").is_file():
             shutil.copy(work / "output.log", folder / "output.log")

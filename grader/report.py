@@ -13,6 +13,7 @@ import json
 import re
 import shutil
 import tempfile
+import threading
 from datetime import date
 from pathlib import Path
 
@@ -356,10 +357,18 @@ def render(results_json: Path | str, out_pdf: Path | str, profile_dir: Path | No
     return render_template("report.typ.j2", lambda build: context(doc, build, profile_dir, before), out_pdf)
 
 
+_RENDER_LOCK = threading.Lock()   # matplotlib's pyplot is not thread-safe (batch renders in threads)
+
+
 def render_template(template: str, make_context, out_pdf: Path | str) -> Path:
     """Render `report_template/<template>` with the context `make_context(build_folder)`
     returns (it may write charts into the folder), compile it with Typst, write the PDF
-    atomically."""
+    atomically. One render at a time per process."""
+    with _RENDER_LOCK:
+        return _render_template(template, make_context, out_pdf)
+
+
+def _render_template(template: str, make_context, out_pdf: Path | str) -> Path:
     import jinja2
     import typst
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined,
