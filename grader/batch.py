@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import queue
 import shutil
 import stat
@@ -35,6 +34,7 @@ import threading
 import time
 import zipfile
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -175,13 +175,14 @@ def read_timestamps(path: Path | None) -> dict[str, str]:
 
 # ---- the run --------------------------------------------------------------------------------
 
-class _NoRun:
-    """A lock that is never held."""
-    def __enter__(self):
-        return self
+def _slot_backend(slot: str) -> str:
+    """"gpuN" slots grade CUDA submissions, the "cpu" slot CPU ones."""
+    return "cuda" if slot.startswith("gpu") else "cpu"
 
-    def __exit__(self, *exc):
-        return False
+
+def _slot_env(slot: str) -> dict:
+    """The child's view of the devices: its one GPU, or none."""
+    return {"CUDA_VISIBLE_DEVICES": slot[3:] if slot.startswith("gpu") else ""}
 
 
 class Batch:
@@ -240,9 +241,7 @@ class Batch:
         ref = {"cuda": "reference/fused.cu", "cpu": "reference/fused.cpp"}[backend]
         from .config import REPO_ROOT
         from .compile import cache_root
-        env = {"TRITON_CACHE_DIR": str(cache_root() / "triton")}
-        if slot.startswith("gpu"):
-            env["CUDA_VISIBLE_DEVICES"] = slot[3:]
+        env = {"TRITON_CACHE_DIR": str(cache_root() / "triton"), **_slot_env(slot)}
         t0 = time.monotonic()
         result = grade(REPO_ROOT / ref, self.cfg, backend=backend,
                        options=RunOptions(env=env, references=True))
@@ -275,27 +274,25 @@ class Batch:
         # b. check + bench on one device slot
         slot = self._take_device(backend)
         try:
-            exclusive = self._cpu_exclusive() if slot == "cpu" else _NoRun()
-            with exclusive:
-                env = {"CUDA_VISIBLE_DEVICES": slot[3:]} if slot.startswith("gpu") else {"CUDA_VISIBLE_DEVICES": ""}
-                result = grade(source, self.cfg, backend=backend, options=replace(base, env=env, references=False))
+            with self._exclusive_if_cpu(slot):
+                result = grade(source, self.cfg, backend=backend,
+                               options=replace(base, env=_slot_env(slot), references=False))
         finally:
             self.devices[backend].put(slot)
         return _with_references(result, self.references.get(slot), slot)
 
-    def _cpu_exclusive(self):
-        """Hold every compile slot: no compiler runs while the CPU is being timed."""
-        sem, n = self.compile_slots, max(1, self.opts.jobs)
-
-        class _All:
-            def __enter__(self):
-                for _ in range(n):
-                    sem.acquire()
-
-            def __exit__(self, *exc):
-                for _ in range(n):
-                    sem.release()
-        return _All()
+    @contextmanager
+    def _exclusive_if_cpu(self, slot: str):
+        """On the CPU slot, hold every compile slot: no compiler (or report render) runs
+        while the CPU is being timed. GPU slots need nothing."""
+        n = max(1, self.opts.jobs) if slot == "cpu" else 0
+        for _ in range(n):
+            self.compile_slots.acquire()
+        try:
+            yield
+        finally:
+            for _ in range(n):
+                self.compile_slots.release()
 
     def finish_one(self, entry: Entry, key: str, result: GradeResult, seconds: float) -> dict:
         folder = self.out / entry.id
@@ -350,8 +347,8 @@ class Batch:
             if error is None:
                 key = submission_key(source, self.cfg, backend)
             else:
-                key = "invalid-" + hashlib.sha256(e.path.read_bytes() + error.encode()).hexdigest()[:16] \
-                    if e.path.is_file() else "invalid-" + hashlib.sha256(error.encode()).hexdigest()[:16]
+                content = e.path.read_bytes() if e.path.is_file() else b""
+                key = "invalid-" + hashlib.sha256(content + error.encode()).hexdigest()[:16]
             if self._complete(e, key):
                 skipped += 1
                 continue
@@ -397,24 +394,16 @@ class Batch:
         gpu_slots = [s for s in slots if s.startswith("gpu")]
         if gpu_slots and self.cfg.cuda_arch == "auto":     # compile children see no GPU: pin the arch
             from .system import _nvidia_smi
-            os.environ["CUDA_VISIBLE_DEVICES"], saved = gpu_slots[0][3:], os.environ.get("CUDA_VISIBLE_DEVICES")
-            try:
-                cap = (_nvidia_smi("compute_cap") or [""])[0]
-            finally:
-                if saved is None:
-                    os.environ.pop("CUDA_VISIBLE_DEVICES")
-                else:
-                    os.environ["CUDA_VISIBLE_DEVICES"] = saved
+            cap = (_nvidia_smi("compute_cap", gpu=gpu_slots[0][3:]) or [""])[0]
             if cap:
                 self.cfg = replace(self.cfg, cuda_arch=cap)
         self.pending_refs = len(slots)
 
         def reference(slot: str) -> None:
             try:
-                exclusive = self._cpu_exclusive() if slot == "cpu" else _NoRun()
-                with exclusive:        # the CPU reference is timed with no compiler running
-                    self.references[slot] = self._reference_run(slot, "cuda" if slot.startswith("gpu") else "cpu")
-                self.devices["cuda" if slot.startswith("gpu") else "cpu"].put(slot)
+                with self._exclusive_if_cpu(slot):   # the CPU reference is timed with no compiler running
+                    self.references[slot] = self._reference_run(slot, _slot_backend(slot))
+                self.devices[_slot_backend(slot)].put(slot)
             except Exception as e:  # noqa: BLE001 - reported; the slot is not used
                 self.ref_errors.append(f"{slot}: {e}")
                 self.log(f"reference run on {slot} failed: {e}")

@@ -9,11 +9,7 @@ from datetime import date
 from pathlib import Path
 
 from .config import Config
-from .report import lit, render_template
-
-
-def _ms(x) -> str:
-    return "-" if x is None else (f"{x * 1e3:.1f} us" if x < 1 else f"{x:.3f} ms")
+from .report import format_ms, lit, render_template
 
 
 def _chart(speedups: list[float], ref: float | None, path: Path) -> None:
@@ -79,7 +75,7 @@ def context(rows: list[dict], docs: list[dict], cfg: Config, build: Path) -> dic
         "verdicts": [{"name": v, "count": c, "share": f"{c / n:.0%}"} for v, c in verdicts.most_common()],
         "configs": configs, "S": S, "chart": chart,
         "ref_speedup": f"{ref_speedup:.2f}x" if ref_speedup else "-",
-        "fastest": [{"rank": i + 1, "id": sid, "ms": _ms(b["student_ms"]), "sdpa": _ms(b["sdpa_ms"]),
+        "fastest": [{"rank": i + 1, "id": sid, "ms": format_ms(b["student_ms"]), "sdpa": format_ms(b["sdpa_ms"]),
                      "speedup": f"{1 / b['slowdown']:.2f}x"} for i, (sid, b) in enumerate(timed[:10])],
         "flagged": [{"id": r["submission"], "verdict": r["status"], "flags": ", ".join(_integrity(r["flags"]))}
                     for r in rows if _integrity(r["flags"])],

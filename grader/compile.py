@@ -262,19 +262,16 @@ def compile_source(src: Source, cfg: Config) -> tuple[CompileResult, Kernel | No
     key = source_hash(src, cfg)
     name = f"attn_{src.kind}_{key}"
     shared = shared_root()
-    if shared is not None and (shared / "build" / name / "RESULT.json").is_file():
-        prev = json.loads((shared / "build" / name / "RESULT.json").read_text())
-        if prev["ok"]:     # built outside the sandbox (a reference kernel): load, write nothing
-            return (CompileResult(ok=True, seconds=0.0, log=prev["log"], cached=True, module=name,
-                                  build_dir=str(shared / "build" / name)), _load(prev["library"]))
+    if shared is not None:     # built outside the sandbox (a reference kernel): load, write nothing
+        reused = _reuse(shared / "build" / name, name)
+        if reused is not None and reused[0].ok:
+            return reused
     root = cache_root() / "build" / name
     marker = root / "RESULT.json"
     with _locked(root.with_suffix(".lock")):
-        if marker.is_file():
-            prev = json.loads(marker.read_text())
-            cached = CompileResult(ok=prev["ok"], seconds=0.0, log=prev["log"], cached=True,
-                                   module=name, build_dir=str(root))
-            return cached, (_load(prev["library"]) if prev["ok"] else None)
+        reused = _reuse(root, name)
+        if reused is not None:
+            return reused
         t0 = time.perf_counter()
         ok, library, log = _build(src, cfg, root, name)
         seconds = time.perf_counter() - t0
@@ -284,6 +281,17 @@ def compile_source(src: Source, cfg: Config) -> tuple[CompileResult, Kernel | No
         os.replace(root / "RESULT.json.tmp", marker)
     result = CompileResult(ok=ok, seconds=round(seconds, 2), log=log, module=name, build_dir=str(root))
     return result, (_load(library) if ok else None)
+
+
+def _reuse(root: Path, name: str) -> tuple[CompileResult, Kernel | None] | None:
+    """The earlier build in `root` (loaded if it succeeded), or None if there is none."""
+    marker = root / "RESULT.json"
+    if not marker.is_file():
+        return None
+    prev = json.loads(marker.read_text())
+    cached = CompileResult(ok=prev["ok"], seconds=0.0, log=prev["log"], cached=True, module=name,
+                           build_dir=str(root))
+    return cached, (_load(prev["library"]) if prev["ok"] else None)
 
 
 def _build(src: Source, cfg: Config, root: Path, name: str) -> tuple[bool, str, str]:

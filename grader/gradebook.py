@@ -26,9 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from .config import Deadline, Rubric
-from .report import SECTIONS, split_answers
-
-_SECTION_KEYS = ("bound", "gap", "length", "fusion")
+from .report import SECTION_KEYS, SECTIONS, split_answers
 
 
 @dataclass(frozen=True)
@@ -80,9 +78,10 @@ def score_items(doc: dict, rubric: Rubric, hidden_count: int | None = None) -> l
     cheat = doc["verdict"] == "cheat_suspected"
     public = [c for c in doc.get("checks", []) if not c.get("hidden")]
     hidden = [c for c in doc.get("checks", []) if c.get("hidden")]
+    shapes = doc.get("config", {}).get("configs", [])
     for i, pts in enumerate(rubric.config_points):
         c = public[i] if i < len(public) else None
-        shape = doc.get("config", {}).get("configs", [{}] * (i + 1))[i] if i < len(doc.get("config", {}).get("configs", [])) else {}
+        shape = shapes[i] if i < len(shapes) else {}
         label = f"correctness: config {i + 1}" + (f" (B={shape['B']} H={shape['H']} S={shape['S']} D={shape['D']})" if shape else "")
         if c is None:
             items.append(Item(label, 0, pts, f"not run: {doc['verdict']} - {doc['message']}"))
@@ -120,7 +119,7 @@ def score_items(doc: dict, rubric: Rubric, hidden_count: int | None = None) -> l
                           rubric.before_after_points, f"{len(labels)} labelled profile(s)"))
     if rubric.written_points:
         _, answers = split_answers(doc.get("report_md"))
-        for key, title in zip(_SECTION_KEYS, SECTIONS):
+        for key, title in zip(SECTION_KEYS, SECTIONS):
             present = bool(answers.get(key))
             items.append(Item(f"written: {title}", rubric.written_points if present else 0, rubric.written_points,
                               "answered" if present else "missing from report.md"))

@@ -22,7 +22,7 @@ from .config import REPO_ROOT
 TEMPLATES = REPO_ROOT / "report_template"
 SECTIONS = ("Memory-bound or compute-bound?", "Performance gap", "Effect of sequence length",
             "Impact of kernel fusion")
-_SECTION_KEYS = ("bound", "gap", "length", "fusion")
+SECTION_KEYS = ("bound", "gap", "length", "fusion")
 _PUNCT = re.compile(r"([!-/:-@\[-`{-~])")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
@@ -135,7 +135,7 @@ def split_answers(md: str | None) -> tuple[dict, dict]:
         h = re.match(r"^#{1,3}\s+(.*)$", line)
         if h:
             title = h[1].lower()
-            current = next((k for k, s in zip(_SECTION_KEYS, SECTIONS)
+            current = next((k for k, s in zip(SECTION_KEYS, SECTIONS)
                             if s.lower().rstrip("?") in title or k in title.split()), None)
             continue
         if current:
@@ -145,7 +145,7 @@ def split_answers(md: str | None) -> tuple[dict, dict]:
 
 # ---- numbers ----------------------------------------------------------------------------
 
-def _ms(x):
+def format_ms(x):
     return "-" if x is None else (f"{x * 1e3:.1f} us" if x < 1 else f"{x:.3f} ms" if x < 100 else f"{x:.1f} ms")
 
 
@@ -231,10 +231,10 @@ def context(doc: dict, build: Path, profile_dir: Path | None = None, before: dic
     for b in bench:
         gf = (lambda ms: "-" if not ms else f"{b['flops'] / (ms * 1e-3) / scale:.2f}")
         perf_rows.append({"S": b["S"], "shape": f"{b['B']},{b['H']},{b['S']},{b['D']}",
-                          "student": _ms(b["student_ms"]), "sdpa": _ms(b["sdpa_ms"]),
+                          "student": format_ms(b["student_ms"]), "sdpa": format_ms(b["sdpa_ms"]),
                           "slowdown": "-" if b["slowdown"] is None else f"{b['slowdown']:.2f}x",
-                          "naive": _ms(b.get("naive_ms")), "fused": _ms(b.get("fused_ms")),
-                          "fused_opt": _ms(b.get("fused_opt_ms")),
+                          "naive": format_ms(b.get("naive_ms")), "fused": format_ms(b.get("fused_ms")),
+                          "fused_opt": format_ms(b.get("fused_opt_ms")),
                           "student_perf": gf(b["student_ms"]), "sdpa_perf": gf(b["sdpa_ms"])})
     if bench:
         _perf_chart(bench, build / "perf.svg", doc["backend"])
@@ -313,7 +313,7 @@ def context(doc: dict, build: Path, profile_dir: Path | None = None, before: dic
         "measured_rows": measured_rows, "before_after": before_after,
         "profile_notes": doc.get("profile_notes", []),
         "answers": [(title, markdown_to_typst(answers[key]) if key in answers else None)
-                    for key, title in zip(_SECTION_KEYS, SECTIONS)],
+                    for key, title in zip(SECTION_KEYS, SECTIONS)],
         "source": lit(source), "source_lang": lit("cpp"), "has_source": bool(source),
         "method": doc.get("timing", {}).get("description", "-"),
         "seed": str(doc["config"].get("seed")), "compile_log": (doc.get("compile") or {}).get("log", ""),
@@ -328,7 +328,7 @@ def _run_rows(before: dict | None) -> dict | None:
     if not before:
         return None
     fmt = lambda x: "-" if x is None else f"{x:.2f}x"  # noqa: E731
-    return {**before, "rows": [{"S": r["S"], "before": _ms(r["before"]), "now": _ms(r["now"]),
+    return {**before, "rows": [{"S": r["S"], "before": format_ms(r["before"]), "now": format_ms(r["now"]),
                                 "speedup": f"{r['speedup']:.2f}x", "before_slowdown": fmt(r["before_slowdown"]),
                                 "now_slowdown": fmt(r["now_slowdown"])} for r in before["rows"]]}
 

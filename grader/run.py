@@ -157,16 +157,6 @@ def _read_state(workdir: Path) -> dict | None:
     return state if isinstance(state, dict) and expected <= set(state) else None
 
 
-def _tail(path: Path) -> str:
-    try:
-        with open(path, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            f.seek(max(0, f.tell() - OUTPUT_TAIL))
-            return f.read().decode("utf-8", "replace").strip()
-    except OSError:
-        return ""
-
-
 def grade(path: Path | str, cfg: Config, backend: str = "auto", bench: bool = True,
           progress=None, keep_workdir: bool = False, options: RunOptions | None = None) -> GradeResult:
     """Grade the submission at `path`. `progress(stage, detail, elapsed_s)` is called
@@ -268,7 +258,8 @@ def _supervise(workdir: Path, cfg: Config, threads: int, progress, options: RunO
             time.sleep(POLL_S)
     finally:
         _kill_group(proc)
-        (workdir / "output.log").write_text(output.text())
+        printed = output.text()
+        (workdir / "output.log").write_text(printed)
     isolation = {**isolation, "output_bytes": output.total}
     state = _read_state(workdir) or {}
     where = f"{STAGE_NAMES.get(stage, stage)}{' (' + detail + ')' if detail else ''}"
@@ -279,17 +270,17 @@ def _supervise(workdir: Path, cfg: Config, threads: int, progress, options: RunO
     if state.get("done"):
         return state["verdict"], state["message"], state, isolation
     rc = proc.returncode
-    if rc is not None and rc < 0:
-        name = signal.Signals(-rc).name if -rc in signal.Signals._value2member_map_ else str(-rc)
+    # the signal that killed the worker: a negative status, or 128+N from bwrap, which
+    # reports its killed child that way
+    sig = -rc if rc is not None and rc < 0 else (rc - 128 if rc is not None and rc >= 128 and options.sandbox
+                                                 else None)
+    if sig is not None:
+        name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
         return "runtime_error", f"the process crashed with {name} while {where}", state, isolation
     if "internal_error" in state:
         return "runtime_error", (f"the grader failed while {where}: {state['message']} "
                                  "(if your kernel is not the cause, please report this)"), state, isolation
-    tail = _tail(workdir / "output.log").splitlines()[-3:]
-    if rc is not None and rc >= 128 and options.sandbox:   # bwrap reports a killed child as 128+N
-        sig = rc - 128
-        name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
-        return "runtime_error", f"the process crashed with {name} while {where}", state, isolation
+    tail = printed[-OUTPUT_TAIL:].strip().splitlines()[-3:]
     return "runtime_error", (f"the process exited with status {rc} while {where}"
                              + (": " + " | ".join(tail) if tail else "")), state, isolation
 

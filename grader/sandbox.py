@@ -123,8 +123,24 @@ def die_with_parent() -> None:
 
 # ---- measuring the child's process tree -------------------------------------------------
 
+_SCAN_LOCK = threading.Lock()
+_SCAN: tuple[float, dict] = (0.0, {})
+SCAN_TTL_S = 0.05      # a batch supervises many children: they share one scan of /proc
+
+
 def _children_map() -> dict[int, list[tuple[int, int]]]:
-    """ppid -> [(pid, rss_pages)] for every process on the machine."""
+    """ppid -> [(pid, rss_pages)] for every process on the machine (one scan of /proc per
+    SCAN_TTL_S, shared by all the supervising threads of this process)."""
+    global _SCAN
+    import time
+    with _SCAN_LOCK:
+        if time.monotonic() - _SCAN[0] < SCAN_TTL_S:
+            return _SCAN[1]
+        _SCAN = (time.monotonic(), _scan_proc())
+        return _SCAN[1]
+
+
+def _scan_proc() -> dict[int, list[tuple[int, int]]]:
     tree: dict[int, list[tuple[int, int]]] = {}
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
@@ -196,7 +212,7 @@ class OutputCap:
 
     def _drain(self, pipe) -> None:
         half = self.limit // 2
-        for chunk in iter(lambda: pipe.read1(65536) if hasattr(pipe, "read1") else pipe.read(65536), b""):
+        for chunk in iter(lambda: pipe.read1(65536), b""):
             self.total += len(chunk)
             if len(self.head) < half:
                 take = half - len(self.head)

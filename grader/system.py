@@ -17,10 +17,12 @@ def _cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
-def _nvidia_smi(fields: str) -> list[str]:
+def _nvidia_smi(fields: str, gpu: str | None = None) -> list[str]:
+    """Fields of one GPU: `gpu`, else the first of CUDA_VISIBLE_DEVICES (else 0)."""
+    if gpu is None:
+        gpu = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0]
     try:
-        out = subprocess.run(["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader,nounits",
-                              "-i", os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0]],
+        out = subprocess.run(["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader,nounits", "-i", gpu],
                              capture_output=True, text=True, timeout=10)
         return [x.strip() for x in out.stdout.strip().split(",")] if out.returncode == 0 else []
     except (OSError, subprocess.SubprocessError):
