@@ -6,7 +6,11 @@
 // the student's `attention`, with its type checked by the compiler. This module
 // loads such a library and calls through that pointer.
 #include <torch/extension.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <dlfcn.h>
+#include <new>
+
+#include <grader_proxy_abi.h>   // grader/proxy_abi/: the proxy tensor API (grader/prelude_cuda/)
 #include <cstdint>
 #include <string>
 
@@ -24,6 +28,95 @@ static std::uintptr_t open_kernel(const std::string& path) {
 // Call `attention(q, k, v)` through the address open_kernel returned.
 static at::Tensor call_kernel(std::uintptr_t fn, at::Tensor q, at::Tensor k, at::Tensor v) {
     return reinterpret_cast<AttentionFn>(fn)(std::move(q), std::move(k), std::move(v));
+}
+
+// ---- the proxy tensor API (grader/prelude_cuda/): each call done by the real ATen ----
+// A CUDA source compiled against the proxy headers links to this module and calls
+// these functions; `self` is an object with at::Tensor's layout, built in place here.
+static_assert(sizeof(at::Tensor) == sizeof(void*), "the proxy tensor is one TensorImpl pointer");
+static_assert(static_cast<int>(c10::ScalarType::Float) == 6 && static_cast<int>(c10::ScalarType::Bool) == 11 &&
+              static_cast<int>(c10::ScalarType::BFloat16) == 15 && static_cast<int>(c10::DeviceType::CUDA) == 1,
+              "the proxy's ScalarType/DeviceType numbering must be c10's");
+
+#define GRADER_EXPORT extern "C" __attribute__((visibility("default")))
+static at::Tensor& T(void* p) { return *static_cast<at::Tensor*>(p); }
+static const at::Tensor& T(const void* p) { return *static_cast<const at::Tensor*>(p); }
+
+GRADER_EXPORT void grader_proxy_tensor_undefined(void* self) { new (self) at::Tensor(); }
+GRADER_EXPORT void grader_proxy_tensor_copy(void* self, const void* other) { new (self) at::Tensor(T(other)); }
+GRADER_EXPORT void grader_proxy_tensor_move(void* self, void* other) { new (self) at::Tensor(std::move(T(other))); }
+GRADER_EXPORT void grader_proxy_tensor_destroy(void* self) { T(self).~Tensor(); }
+GRADER_EXPORT void grader_proxy_tensor_assign(void* self, const void* other) { T(self) = T(other); }
+GRADER_EXPORT void grader_proxy_tensor_move_assign(void* self, void* other) { T(self) = std::move(T(other)); }
+GRADER_EXPORT bool grader_proxy_tensor_defined(const void* self) { return T(self).defined(); }
+GRADER_EXPORT int64_t grader_proxy_tensor_dim(const void* self) { return T(self).dim(); }
+GRADER_EXPORT int64_t grader_proxy_tensor_size(const void* self, int64_t d) { return T(self).size(d); }
+GRADER_EXPORT int64_t grader_proxy_tensor_stride(const void* self, int64_t d) { return T(self).stride(d); }
+GRADER_EXPORT const int64_t* grader_proxy_tensor_sizes(const void* self, size_t* n) {
+    auto s = T(self).sizes();
+    *n = s.size();
+    return s.data();
+}
+GRADER_EXPORT const int64_t* grader_proxy_tensor_strides(const void* self, size_t* n) {
+    auto s = T(self).strides();
+    *n = s.size();
+    return s.data();
+}
+GRADER_EXPORT int64_t grader_proxy_tensor_numel(const void* self) { return T(self).numel(); }
+GRADER_EXPORT int grader_proxy_tensor_scalar_type(const void* self) { return static_cast<int>(T(self).scalar_type()); }
+GRADER_EXPORT void grader_proxy_tensor_device(const void* self, int* type, int* index) {
+    const auto d = T(self).device();
+    *type = static_cast<int>(d.type());
+    *index = d.index();
+}
+GRADER_EXPORT bool grader_proxy_tensor_is_contiguous(const void* self) { return T(self).is_contiguous(); }
+GRADER_EXPORT void* grader_proxy_tensor_data_ptr(const void* self, int scalar_type) {
+    const at::Tensor& t = T(self);
+    switch (scalar_type) {      // the typed accessors check the dtype and raise as torch does
+        case -1: return t.data_ptr();
+        case static_cast<int>(at::kFloat): return t.data_ptr<float>();
+        case static_cast<int>(at::kDouble): return t.data_ptr<double>();
+        case static_cast<int>(at::kInt): return t.data_ptr<int32_t>();
+        case static_cast<int>(at::kLong): return t.data_ptr<int64_t>();
+        case static_cast<int>(at::kShort): return t.data_ptr<int16_t>();
+        case static_cast<int>(at::kChar): return t.data_ptr<int8_t>();
+        case static_cast<int>(at::kByte): return t.data_ptr<uint8_t>();
+        case static_cast<int>(at::kBool): return t.data_ptr<bool>();
+    }
+    TORCH_CHECK(false, "data_ptr: unsupported scalar type ", scalar_type);
+    return nullptr;
+}
+GRADER_EXPORT void grader_proxy_tensor_contiguous(void* out, const void* self) { T(out) = T(self).contiguous(); }
+GRADER_EXPORT void grader_proxy_tensor_zero_(void* self) { T(self).zero_(); }
+GRADER_EXPORT void grader_proxy_factory(void* out, int kind, const int64_t* sizes, size_t n, const void* like,
+                                        double fill, const GraderProxyOptions* o) {
+    at::TensorOptions options;
+    if (o->has_dtype) options = options.dtype(static_cast<c10::ScalarType>(o->dtype));
+    if (o->has_device) options = options.device(static_cast<c10::DeviceType>(o->device_type), o->device_index);
+    const at::IntArrayRef size(sizes, n);
+    switch (kind) {
+        case GRADER_PROXY_EMPTY: T(out) = at::empty(size, options); return;
+        case GRADER_PROXY_ZEROS: T(out) = at::zeros(size, options); return;
+        case GRADER_PROXY_ONES: T(out) = at::ones(size, options); return;
+        case GRADER_PROXY_FULL: T(out) = at::full(size, fill, options); return;
+        case GRADER_PROXY_EMPTY_LIKE: T(out) = at::empty_like(T(like), options); return;
+        case GRADER_PROXY_ZEROS_LIKE: T(out) = at::zeros_like(T(like), options); return;
+        case GRADER_PROXY_ONES_LIKE: T(out) = at::ones_like(T(like), options); return;
+        case GRADER_PROXY_FULL_LIKE: T(out) = at::full_like(T(like), fill, options); return;
+    }
+    TORCH_CHECK(false, "unknown factory ", kind);
+}
+// The stream torch's CUDA work is queued on, through c10's device-guard interface
+// (this module is built without the CUDA headers, so that it builds on any machine).
+GRADER_EXPORT void* grader_proxy_current_stream(int* device_index) {
+    const auto* impl = c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA);
+    const c10::Device device = *device_index < 0 ? impl->getDevice()
+                                                 : c10::Device(c10::DeviceType::CUDA, *device_index);
+    *device_index = device.index();
+    return impl->getStream(device).native_handle();
+}
+GRADER_EXPORT void grader_proxy_check_fail(const char* func, const char* file, int line, const char* msg) {
+    c10::detail::torchCheckFail(func, file, static_cast<uint32_t>(line), std::string(msg));
 }
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {

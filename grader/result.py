@@ -38,6 +38,7 @@ class CompileResult:
     cached: bool = False         # True: identical sources were built before, nothing compiled
     module: str = ""             # extension module name (attn_<hash>)
     build_dir: str = ""
+    headers: str = ""            # the header tier it was built with: proxy, lean or full ("" if failed)
 
 
 @dataclass(frozen=True)

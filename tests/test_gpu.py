@@ -28,6 +28,7 @@ def test_cuda_reference_is_ok_within_1e4(grade_cuda, name):
     assert all(c.max_err <= 1e-4 for c in result.checks), [c.max_err for c in result.checks]
     assert all(b.recheck_max_err <= 1e-4 for b in result.bench)
     assert result.system["gpu"] and result.system["sm_count"] > 0
+    assert result.compile.headers == "proxy", "a reference kernel left the fast proxy headers"
     assert all(b.sdpa_ms > 0 and b.naive_ms > 0 and b.fused_ms > 0 and b.fused_opt_ms > 0
                for b in result.bench)
 
@@ -70,3 +71,25 @@ def test_gpu_verdicts(grade_cuda, name, verdict, phrase):
 def test_partial_tile_defect_fails_only_the_odd_config(grade_cuda):
     result = grade_cuda(GPU / "never_writes_tail.py")
     assert [c.passed for c in result.checks] == [True, False, True]
+
+
+
+def test_proxy_headers_launch_on_torchs_stream():
+    """The proxy's CUDA half: getCurrentCUDAStream is torch's current stream. Capturing
+    the kernel in a CUDA graph proves it (a launch on any other stream breaks the capture)."""
+    import torch
+    from grader import compile as build
+    from grader.check import truth
+    from grader.config import load
+    from grader.parse import parse
+    result, kernel = build.compile_source(parse(REPO / "reference" / "fused.cu").sources["cuda"], load())
+    assert result.ok and result.headers == "proxy", result.log
+    q, k, v = (torch.randn(1, 2, 70, 64, device="cuda") for _ in range(3))
+    kernel(q, k, v)                    # warm-up outside the capture (the shared-memory attribute)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = kernel(q, k, v)
+    out.zero_()
+    graph.replay()
+    torch.cuda.synchronize()
+    assert (out.double() - truth(q, k, v)).abs().max().item() <= 1e-4

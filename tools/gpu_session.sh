@@ -41,10 +41,13 @@ grade)
 compile)
     step "compile time of a changed _CUDA_SRC (after the shared parts are built)"
     mkdir -p /tmp/edit
-    for i in 1 2; do
+    for i in 1 2 3; do
         { echo '_CUDA_SRC = r"""'; cat reference/fused.cu; echo "// edit $i $(date +%s%N)"; echo '"""'; } > /tmp/edit/attention_$i.py
         $PY -m grader grade /tmp/edit/attention_$i.py --no-bench --quiet | grep -E "^compile|^verdict"
     done
+    step "nvcc phases for reference/fused.cu with the proxy <torch/extension.h> (the first tier), then the lean one"
+    $PY -c "from grader.parse import parse; from grader.compile import annotate; from pathlib import Path; Path('/tmp/edit/f.cu').write_text(annotate(parse(Path('reference/fused.cu')).sources['cuda']))"
+    nvcc -c /tmp/edit/f.cu -o /dev/null -std=c++20 -Igrader/prelude_cuda -Igrader/proxy_abi -O3 -lineinfo -arch=sm_90 -Xcompiler -fPIC --time /tmp/edit/nvtime_proxy.csv && awk -F, 'NR>1 {printf "%-24s %8.0f ms\n", $2, $(NF-1)}' /tmp/edit/nvtime_proxy.csv
     step "nvcc phases for a .cu including the grader's lean <torch/extension.h>"
     T=$($PY -c "import torch.utils.cpp_extension as c; print(' '.join('-isystem ' + p for p in c.include_paths(device_type='cuda')))" 2>/dev/null || $PY -c "import torch.utils.cpp_extension as c; print(' '.join('-isystem ' + p for p in c.include_paths(True)))")
     printf '#include <torch/extension.h>\n__global__ void k(float* x) { x[0] = 1; }\n' > /tmp/edit/t.cu

@@ -1,0 +1,121 @@
+"""The proxy tensor API (grader/prelude_cuda/, implemented in grader/dispatch.cpp).
+
+CUDA sources are first compiled against it. Its host half is plain C++, so these
+tests build C++ kernels against it and run them on CPU tensors: every call crosses
+into the binding module and must behave like the real ATen call (values, refcounts,
+error messages). The CUDA half (streams, guards) runs in the GPU tests.
+"""
+import gc
+import hashlib
+
+import pytest
+import torch
+
+from grader import compile as build
+from grader.check import make_inputs, truth
+from grader.config import Shape
+from grader.parse import Source
+
+# A scalar attention written with the proxy API only, touching each part of it.
+ATTENTION = r"""
+#include <torch/extension.h>
+#include <cmath>
+#include <vector>
+
+torch::Tensor attention(torch::Tensor q, torch::Tensor k, torch::Tensor v) {
+    TORCH_CHECK(q.dim() == 4 && k.sizes() == q.sizes() && v.sizes() == q.sizes(), "shapes ", q.sizes());
+    TORCH_CHECK(q.scalar_type() == torch::kFloat32 && q.dtype() == torch::kFloat32, "dtype ", q.dtype());
+    TORCH_CHECK(q.is_contiguous() && q.is_cpu() && !q.is_cuda() && q.device() == torch::Device(torch::kCPU));
+    TORCH_CHECK(q.sizes().vec() == std::vector<int64_t>({q.size(0), q.size(1), q.size(2), q.size(-1)}));
+    const int64_t BH = q.size(0) * q.size(1), S = q.size(2), D = q.size(3);
+    TORCH_CHECK(q.numel() == BH * S * D && q.stride(2) == D && q.strides()[3] == 1 && q.element_size() == 4);
+
+    torch::Tensor out = torch::empty_like(q);
+    torch::Tensor row = torch::zeros({S}, q.options().dtype(torch::kFloat64));   // one row of scores
+    TORCH_CHECK(row.numel() == S && row.scalar_type() == torch::kFloat64 && row.data_ptr<double>()[0] == 0.0);
+    torch::Tensor ones = torch::ones_like(row);
+    torch::Tensor sevens = torch::full({2, 3}, 7.0, torch::dtype(torch::kInt64));
+    TORCH_CHECK(ones.data_ptr<double>()[S - 1] == 1.0 && sevens.data_ptr<int64_t>()[5] == 7);
+
+    // copies, moves and assignments keep one tensor alive exactly as at::Tensor does
+    torch::Tensor a = out, b;
+    TORCH_CHECK(!b.defined());
+    b = a;
+    torch::Tensor c = std::move(a);
+    TORCH_CHECK(!a.defined() && b.defined() && c.data_ptr() == out.data_ptr());
+    a = std::move(b);
+    out = a.contiguous();
+
+    const float *Q = q.data_ptr<float>(), *K = k.const_data_ptr<float>(), *V = v.data_ptr<float>();
+    float* O = out.mutable_data_ptr<float>();
+    double* s = row.data_ptr<double>();
+    const double scale = 1.0 / std::sqrt(static_cast<double>(D));
+    for (int64_t h = 0; h < BH; ++h)
+        for (int64_t i = 0; i < S; ++i) {
+            const float* qi = Q + (h * S + i) * D;
+            double m = -INFINITY, l = 0;
+            for (int64_t j = 0; j < S; ++j) {
+                double dot = 0;
+                for (int64_t d = 0; d < D; ++d) dot += qi[d] * K[(h * S + j) * D + d];
+                s[j] = dot * scale;
+                m = std::max(m, s[j]);
+            }
+            for (int64_t j = 0; j < S; ++j) l += (s[j] = std::exp(s[j] - m));
+            for (int64_t d = 0; d < D; ++d) {
+                double acc = 0;
+                for (int64_t j = 0; j < S; ++j) acc += s[j] * V[(h * S + j) * D + d];
+                O[(h * S + i) * D + d] = static_cast<float>(acc / l);
+            }
+        }
+    return out;
+}
+"""
+
+
+def _proxy_kernel(text: str, cfg, tmp_path):
+    """Build `text` (C++) against the proxy headers, as CUDA sources are first built."""
+    src = Source(kind="cpp", text=text, file="proxy_test.py", line_map=tuple(range(1, text.count("\n") + 2)))
+    name = "proxy_" + hashlib.sha256(text.encode()).hexdigest()[:12]
+    library = build._run_load_inline(src, cfg, tmp_path, name, "proxy")
+    return build._load(library)
+
+
+def test_a_kernel_on_the_proxy_api_matches_float64(cfg, tmp_path):
+    kernel = _proxy_kernel(ATTENTION, cfg, tmp_path)
+    q, k, v = make_inputs(Shape(1, 2, 37, 16), seed=3, device="cpu")
+    out = kernel(q, k, v)
+    assert out.shape == q.shape and out.dtype == torch.float32
+    assert float((out.double() - truth(q, k, v)).abs().max()) < 1e-5
+    # the returned tensor is owned by Python alone: no reference leaked or lost
+    gc.collect()
+    assert out._use_count() == torch.empty(3)._use_count() == 1
+    out.add_(1)   # and it is an ordinary, writable tensor
+
+
+@pytest.mark.parametrize("body, message", [
+    ('TORCH_CHECK(false, "LEAK shape=", q.sizes(), " dtype=", q.dtype(), " on ", q.device());',
+     "LEAK shape=[1, 2, 37, 16] dtype=float on cpu"),
+    ("TORCH_CHECK(q.size(0) == 2);", "Expected q.size(0) == 2 to be true, but got false."),
+    ("q.data_ptr<double>();", "expected scalar type Double but found Float"),
+    ("q.size(7);", "Dimension out of range"),
+    ('torch::empty({2, 3}, torch::dtype(torch::kFloat32).device(torch::kCUDA, 9));', ""),
+])
+def test_errors_are_torchs_own(cfg, tmp_path, body, message):
+    text = ("#include <torch/extension.h>\n"
+            "torch::Tensor attention(torch::Tensor q, torch::Tensor k, torch::Tensor v) {\n"
+            f"    {body}\n    return torch::empty_like(q);\n}}\n")
+    kernel = _proxy_kernel(text, cfg, tmp_path)
+    q, k, v = make_inputs(Shape(1, 2, 37, 16), seed=3, device="cpu")
+    with pytest.raises((RuntimeError, IndexError)) as err:   # c10::IndexError is Python's, as in torch
+        kernel(q, k, v)
+    assert message in str(err.value)
+
+
+def test_the_proxy_tier_comes_first_for_cuda_and_never_shows_its_errors():
+    cuda = Source(kind="cuda", text="", file="a.py", line_map=())
+    cpp = Source(kind="cpp", text="", file="a.py", line_map=())
+    assert build.tiers(cuda) == ("proxy", "lean", "full")
+    assert build.tiers(cpp) == ("lean", "full")
+    # any proxy failure goes on to the lean headers (whose errors the student sees)
+    assert build._next_tier("proxy", "a.py:3:1: error: expected ';' before 'return'")
+    assert not build._next_tier("lean", "a.py:3:1: error: expected ';' before 'return'")
