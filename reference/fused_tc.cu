@@ -21,6 +21,17 @@
 // P (16×64) in its own shared-memory slice to re-read it as the A operand of P·V,
 // and accumulates 16×D outputs (D/8 n-tiles) in registers.
 //
+// Split keys (flash-decoding, Dao et al. 2023). At (1, 8, 1024, 64) there are only
+// 8 heads × 16 row tiles = 128 blocks for 132 SMs: one 4-warp block per SM, far too
+// few warps to hide the latency of shared memory and the tensor cores. So when the
+// row tiles alone cannot fill every SM's resident slots, the key range is split too:
+// block (row tile, head, split) runs the same loop over its share of the keys and
+// writes its partial result (output divided by its own sum, plus the max m and sum l
+// of each row), and a small second kernel merges the splits of each row:
+//     out = Σ_i w_i o_i / Σ_i w_i,   w_i = l_i · 2^(m_i - max_j m_j)
+// Extra traffic: splits × (S×D + 2S) floats per head written and read once, which
+// stays in L2; the S×S matrix still never leaves the chip.
+//
 // Fragment layouts (PTX ISA, mma.m16n8k8 .tf32): lane = 4·g + t (g = lane/4, t = lane%4)
 //   A (16×8, row): a0 = A[g][t], a1 = A[g+8][t], a2 = A[g][t+4], a3 = A[g+8][t+4]
 //   B (8×8, col):  b0 = B[t][g], b1 = B[t+4][g]
@@ -33,6 +44,7 @@
 #include <c10/cuda/CUDAStream.h>      // getCurrentCUDAStream: run in order with torch's work
 
 #include <cuda_runtime.h>
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -40,12 +52,14 @@ namespace {
 
 constexpr int kWarps = 4;                 // warps per block
 constexpr int kRows = 16 * kWarps;        // query rows per block: 16 per warp
-constexpr int kKeys = 64;                 // keys per tile
 constexpr int kThreads = 32 * kWarps;
+constexpr int kMinTilesPerSplit = 2;      // a key split gets at least this many key tiles
 constexpr float kLog2e = 1.4426950408889634f;
 
 template <int D>
 struct Smem {                              // floats; strides chosen for conflict-free fragments
+    // keys per tile: 64, or 32 at D = 128 so that two blocks fit on an SM (77 KiB each, not 117)
+    static constexpr int kKeys = D <= 64 ? 64 : 32;
     static constexpr int q_stride = D + 4, k_stride = D + 4, v_stride = D + 8, p_stride = kKeys + 4;
     static constexpr int q = 0;
     static constexpr int k = q + kRows * q_stride;
@@ -108,11 +122,16 @@ __device__ __forceinline__ float quad_sum(float x) {
 
 // ---- the kernel ---------------------------------------------------------------------
 
+// Block (row tile x, head y, key split z): rows [64x, 64x + 64) against keys
+// [z·keys_per_split, (z+1)·keys_per_split). With one split it writes `out`; with
+// several, its partial rows go to part_o (divided by its own l) and part_ml (m, l).
 template <int D>
 __global__ void __launch_bounds__(kThreads)
 fused_tc_kernel(const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v,
-                float* __restrict__ out, int S, float q_scale) {
+                float* __restrict__ out, int S, float q_scale, int keys_per_split,
+                float* __restrict__ part_o, float2* __restrict__ part_ml) {
     using L = Smem<D>;
+    constexpr int kKeys = L::kKeys;
     constexpr int kDimTiles = D / 8;          // n-tiles of the output
     extern __shared__ float smem[];
     float* q_s = smem + L::q;
@@ -138,12 +157,13 @@ fused_tc_kernel(const float* __restrict__ q, const float* __restrict__ k, const 
     float m[2] = {-INFINITY, -INFINITY};      // running max of rows g, g+8 (base 2)
     float l[2] = {0.f, 0.f};                  // running denominators
 
-    for (int c0 = 0; c0 < S; c0 += kKeys) {
-        // k and v tiles, 16-byte loads; keys past S are zeros (and masked below)
+    const int key_begin = blockIdx.z * keys_per_split, key_end = min(S, key_begin + keys_per_split);
+    for (int c0 = key_begin; c0 < key_end; c0 += kKeys) {
+        // k and v tiles, 16-byte loads; keys past this split's end are zeros (and masked below)
         for (int idx = tid; idx < kKeys * D / 4; idx += kThreads) {
             const int r = idx / (D / 4), c = (idx % (D / 4)) * 4;
             float4 kx = make_float4(0.f, 0.f, 0.f, 0.f), vx = kx;
-            if (c0 + r < S) {
+            if (c0 + r < key_end) {
                 const size_t off = head + static_cast<size_t>(c0 + r) * D + c;
                 kx = *reinterpret_cast<const float4*>(k + off);
                 vx = *reinterpret_cast<const float4*>(v + off);
@@ -177,7 +197,7 @@ fused_tc_kernel(const float* __restrict__ q, const float* __restrict__ k, const 
             for (int n = 0; n < kKeys / 8; ++n)
                 #pragma unroll
                 for (int j = 0; j < 2; ++j) {
-                    if (c0 + n * 8 + 2 * t + j >= S) s[n][2 * half + j] = -INFINITY;   // past the end
+                    if (c0 + n * 8 + 2 * t + j >= key_end) s[n][2 * half + j] = -INFINITY;   // past the end
                     tile_max = fmaxf(tile_max, s[n][2 * half + j]);
                 }
             const float m_new = fmaxf(m[half], quad_max(tile_max));
@@ -218,30 +238,97 @@ fused_tc_kernel(const float* __restrict__ q, const float* __restrict__ k, const 
     }
 
     // normalise and write rows g and g+8 of the warp: 8-byte stores of dims 8n+2t, +1
+    // (to `out`, or to this split's slice of part_o, with m and l beside it)
+    const size_t split_offset = static_cast<size_t>(blockIdx.z) * gridDim.y * S;   // rows before this split
     #pragma unroll
     for (int half = 0; half < 2; ++half) {
         const int row = row0 + wrow + g + 8 * half;
         if (row >= S) continue;
         const float inv_l = 1.f / l[half];
-        float* dst = out + head + static_cast<size_t>(row) * D;
+        float* dst = gridDim.z == 1 ? out + head + static_cast<size_t>(row) * D
+                                    : part_o + (split_offset * D + head) + static_cast<size_t>(row) * D;
         #pragma unroll
         for (int n = 0; n < kDimTiles; ++n)
             *reinterpret_cast<float2*>(dst + n * 8 + 2 * t) =
                 make_float2(o[n][2 * half] * inv_l, o[n][2 * half + 1] * inv_l);
+        if (gridDim.z > 1 && t == 0)
+            part_ml[split_offset + static_cast<size_t>(blockIdx.y) * S + row] = make_float2(m[half], l[half]);
     }
+}
+
+// Merge the key splits of every row (see the header): one thread per 4 output values.
+template <int D>
+__global__ void merge_splits_kernel(const float* __restrict__ part_o, const float2* __restrict__ part_ml,
+                                    float* __restrict__ out, int rows, int splits) {
+    const int idx = blockIdx.x * blockDim.x + threadIdx.x;
+    const int row = idx / (D / 4), c = (idx % (D / 4)) * 4;   // row of all heads, first of 4 dims
+    if (row >= rows) return;
+    float m_max = -INFINITY;
+    for (int i = 0; i < splits; ++i) m_max = fmaxf(m_max, part_ml[static_cast<size_t>(i) * rows + row].x);
+    float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+    float total = 0.f;
+    for (int i = 0; i < splits; ++i) {
+        const size_t r = static_cast<size_t>(i) * rows + row;
+        const float w = part_ml[r].y * exp2f(part_ml[r].x - m_max);
+        const float4 o = *reinterpret_cast<const float4*>(part_o + r * D + c);
+        acc.x += w * o.x; acc.y += w * o.y; acc.z += w * o.z; acc.w += w * o.w;
+        total += w;
+    }
+    const float inv = 1.f / total;
+    *reinterpret_cast<float4*>(out + static_cast<size_t>(row) * D + c) =
+        make_float4(acc.x * inv, acc.y * inv, acc.z * inv, acc.w * inv);
+}
+
+// How many key splits: enough blocks to fill every SM's resident slots, each split
+// at least kMinTilesPerSplit tiles long (a split must pay for its merge).
+template <int D>
+int key_splits(int row_blocks, int key_tiles) {
+    static int slots = 0;                  // resident blocks on the whole GPU, asked once
+    if (slots == 0) {
+        int device, sms, per_sm;
+        C10_CUDA_CHECK(cudaGetDevice(&device));
+        C10_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+        C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fused_tc_kernel<D>, kThreads,
+                                                                     Smem<D>::bytes));
+        slots = sms * per_sm;
+    }
+    const int wanted = std::max(1, std::min(slots / row_blocks, key_tiles / kMinTilesPerSplit));
+    const int tiles_per_split = (key_tiles + wanted - 1) / wanted;
+    return (key_tiles + tiles_per_split - 1) / tiles_per_split;   // no split left empty
 }
 
 template <int D>
 void launch(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, torch::Tensor& out,
             cudaStream_t stream) {
+    constexpr int kKeys = Smem<D>::kKeys;
     const int B = q.size(0), H = q.size(1), S = q.size(2);
-    const size_t bytes = Smem<D>::bytes;   // 69 KiB at D = 64, 119 KiB at D = 128
+    const size_t bytes = Smem<D>::bytes;   // 69 KiB at D = 64, 77 KiB at D = 128
     C10_CUDA_CHECK(cudaFuncSetAttribute(fused_tc_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         static_cast<int>(bytes)));
-    const dim3 grid((S + kRows - 1) / kRows, B * H);
+    const int row_tiles = (S + kRows - 1) / kRows, key_tiles = (S + kKeys - 1) / kKeys;
+    const int splits = key_splits<D>(row_tiles * B * H, key_tiles);
+    const int keys_per_split = (key_tiles + splits - 1) / splits * kKeys;
+    const dim3 grid(row_tiles, B * H, splits);
+    const float q_scale = kLog2e / std::sqrt(static_cast<float>(D));
+    if (splits == 1) {
+        fused_tc_kernel<D><<<grid, kThreads, bytes, stream>>>(
+            q.data_ptr<float>(), k.data_ptr<float>(), v.data_ptr<float>(), out.data_ptr<float>(), S, q_scale,
+            keys_per_split, nullptr, nullptr);
+        C10_CUDA_KERNEL_LAUNCH_CHECK();
+        return;
+    }
+    // partial results: splits × rows × D outputs, then splits × rows (m, l) pairs
+    const int rows = B * H * S;
+    auto part = torch::empty({static_cast<int64_t>(splits) * rows * (D + 2)}, q.options());
+    float* part_o = part.data_ptr<float>();
+    float2* part_ml = reinterpret_cast<float2*>(part_o + static_cast<size_t>(splits) * rows * D);
     fused_tc_kernel<D><<<grid, kThreads, bytes, stream>>>(
-        q.data_ptr<float>(), k.data_ptr<float>(), v.data_ptr<float>(), out.data_ptr<float>(), S,
-        kLog2e / std::sqrt(static_cast<float>(D)));
+        q.data_ptr<float>(), k.data_ptr<float>(), v.data_ptr<float>(), out.data_ptr<float>(), S, q_scale,
+        keys_per_split, part_o, part_ml);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    const int threads = 256, merge_blocks = (rows * (D / 4) + threads - 1) / threads;
+    merge_splits_kernel<D><<<merge_blocks, threads, 0, stream>>>(part_o, part_ml, out.data_ptr<float>(), rows,
+                                                                 splits);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 

@@ -1,8 +1,14 @@
-"""Variants of reference/fused_tc.cu (warps per block) timed side by side: which to ship.
+"""Variants of reference/fused_tc.cu timed side by side: which to ship.
 
-Each variant is the file with one constant replaced, built through the grader's path,
-checked against float64 and timed with the grader's interleaved do_bench.
+Each variant is the file with constants replaced (or an earlier commit's file), built
+through the grader's path, checked against float64 and timed with the grader's
+methods (CUDA-graph replays at S <= 256, else interleaved do_bench rounds).
+
+    python3 tools/sweep_fused_tc.py                      # the variants below
+    python3 tools/sweep_fused_tc.py --old REV            # ... and REV's fused_tc.cu as "old"
 """
+import argparse
+import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -14,21 +20,46 @@ from grader import compile as build  # noqa: E402
 from grader.bench import flops, sdpa  # noqa: E402
 from grader.check import make_inputs, truth  # noqa: E402
 from grader.config import Shape, load  # noqa: E402
-from grader.gpu import time_events_interleaved  # noqa: E402
+from grader.gpu import time_events_interleaved, time_graph  # noqa: E402
 from grader.parse import parse  # noqa: E402
 
 SHAPES = [Shape(1, 8, 128, 64), Shape(1, 8, 512, 64), Shape(1, 8, 1024, 64), Shape(4, 16, 4096, 64),
-          Shape(1, 8, 1024, 128), Shape(4, 16, 4096, 128)]
+          Shape(1, 8, 128, 128), Shape(1, 8, 512, 128), Shape(1, 8, 1024, 128), Shape(4, 16, 4096, 128)]
+# name -> {text to replace: replacement}
+VARIANTS = {
+    "shipped": {},
+    "nosplit": {"kMinTilesPerSplit = 2;": "kMinTilesPerSplit = 1 << 20;"},
+    "split1": {"kMinTilesPerSplit = 2;": "kMinTilesPerSplit = 1;"},
+    "split4": {"kMinTilesPerSplit = 2;": "kMinTilesPerSplit = 4;"},
+}
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--old", help="also time this git revision's reference/fused_tc.cu as 'old'")
+parser.add_argument("--only", nargs="*", help="variant names to run")
+args = parser.parse_args()
+
 cfg = load()
 src = parse(REPO / "reference" / "fused_tc.cu").sources["cuda"]
+texts = {}
+for name, edits in VARIANTS.items():
+    if args.only and name not in args.only:
+        continue
+    text = src.text
+    for old, new in edits.items():
+        assert old in text, (name, old)
+        text = text.replace(old, new)
+    texts[name] = text
+if args.old:
+    old_file = subprocess.run(["git", "show", f"{args.old}:reference/fused_tc.cu"], cwd=REPO,
+                              capture_output=True, text=True, check=True).stdout
+    texts["old"] = old_file
 variants = {}
-for warps in (2, 4, 8):
-    text = src.text.replace("constexpr int kWarps = 4;", f"constexpr int kWarps = {warps};")
+for name, text in texts.items():
     result, kernel = build.compile_source(replace(src, text=text), cfg)
     if not result.ok:
-        print(f"kWarps={warps}: compile failed\n{result.log}")
+        print(f"{name}: compile failed\n{result.log}")
         continue
-    variants[f"warps{warps}"] = kernel
+    variants[name] = kernel
 for shape in SHAPES:
     q, k, v = make_inputs(shape, 1, "cuda")
     expected = truth(q, k, v)
@@ -40,7 +71,10 @@ for shape in SHAPES:
         except RuntimeError as e:
             print(f"{shape}: {n} cannot run: {str(e).splitlines()[0]}")
     fns = {"sdpa": sdpa, **runnable}
-    t = time_events_interleaved(fns, [(q, k, v)])
-    line = "  ".join(f"{n} {t[n].median_ms * 1e3:8.1f}us ({t['sdpa'].median_ms / t[n].median_ms:4.2f}x, "
-                     f"{flops(shape) / t[n].median_ms / 1e9:5.1f} TF, err {errs.get(n, 0):.1e})" for n in fns)
-    print(f"{str(shape):<24} {line}", flush=True)
+    if shape.S <= 256:
+        t = {n: time_graph(lambda f=f: f(q, k, v)) for n, f in fns.items()}
+    else:
+        t = time_events_interleaved(fns, [(q, k, v)])
+    line = "  ".join(f"{n} {t[n].median_ms * 1e3:7.1f}us ({t['sdpa'].median_ms / t[n].median_ms:4.2f}x, "
+                     f"{flops(shape) / t[n].median_ms / 1e9:5.1f} TF, err {errs.get(n, 0):.0e})" for n in fns)
+    print(f"{shape.B},{shape.H},{shape.S},{shape.D:<4} {line}", flush=True)
