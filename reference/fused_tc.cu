@@ -15,16 +15,17 @@
 // the dropped small·small term is ~2^-22 relative, below fp32 rounding). That is
 // "3xTF32": fp32 accuracy at a third of the TF32 rate, still well above fp32 FMA.
 //
-// Work split: a block is kWarps warps; warp w owns 16 query rows (the M of one
-// m16n8k8 product). Per 64-key tile, each warp computes its 16×64 scores (8 n-tiles
-// × D/8 k-steps), does the online softmax on the accumulator fragments, stores its
-// P (16×64) in its own shared-memory slice to re-read it as the A operand of P·V,
-// and accumulates 16×D outputs (D/8 n-tiles) in registers.
+// Work split: a block is kWarps warps (8, or 4 for small problems: see Wide/Narrow);
+// warp w owns 16 query rows (the M of one m16n8k8 product). Per tile of kKeys keys,
+// each warp computes its 16×kKeys scores (kKeys/8 n-tiles × D/8 k-steps), does the
+// online softmax on the accumulator fragments, stores its P (16×kKeys) in its own
+// shared-memory slice to re-read it as the A operand of P·V, and accumulates 16×D
+// outputs (D/8 n-tiles) in registers.
 //
 // Split keys (flash-decoding, Dao et al. 2023). At (1, 8, 1024, 64) there are only
-// 8 heads × 16 row tiles = 128 blocks for 132 SMs: one 4-warp block per SM, far too
-// few warps to hide the latency of shared memory and the tensor cores. So when the
-// row tiles alone cannot fill every SM's resident slots, the key range is split too:
+// 8 heads × 8 row tiles = 64 wide blocks for 132 SMs, far too few warps to hide the
+// latency of shared memory and the tensor cores. So when the row tiles alone cannot
+// fill every SM's resident slots, the key range is split too:
 // block (row tile, head, split) runs the same loop over its share of the keys and
 // writes its partial result (output divided by its own sum, plus the max m and sum l
 // of each row), and a small second kernel merges the splits of each row:
@@ -36,7 +37,7 @@
 //   A (16×8, row): a0 = A[g][t], a1 = A[g+8][t], a2 = A[g][t+4], a3 = A[g+8][t+4]
 //   B (8×8, col):  b0 = B[t][g], b1 = B[t+4][g]
 //   C (16×8):      c0, c1 = C[g][2t], C[g][2t+1];  c2, c3 = C[g+8][2t], C[g+8][2t+1]
-// Shared-memory row strides are padded (D+4, D+8, 64+4 floats) so that each of
+// Shared-memory row strides are padded (D+4, D+8, kKeys+4 floats) so that each of
 // these fragment loads touches 32 different banks.
 #include <torch/extension.h>
 #include <c10/cuda/CUDAException.h>   // C10_CUDA_CHECK, C10_CUDA_KERNEL_LAUNCH_CHECK
@@ -50,16 +51,14 @@
 
 namespace {
 
-constexpr int kWarps = 4;                 // warps per block
-constexpr int kRows = 16 * kWarps;        // query rows per block: 16 per warp
-constexpr int kThreads = 32 * kWarps;
-constexpr int kMinTilesPerSplit = 2;      // a key split gets at least this many key tiles
 constexpr float kLog2e = 1.4426950408889634f;
 
-template <int D>
-struct Smem {                              // floats; strides chosen for conflict-free fragments
-    // keys per tile: 64, or 32 at D = 128 so that two blocks fit on an SM (77 KiB each, not 117)
-    static constexpr int kKeys = D <= 64 ? 64 : 32;
+// The shape of a block: head dim D, Warps warps (16 query rows each), Keys keys per
+// k/v tile, and its shared-memory layout (floats; strides padded for conflict-free
+// fragment loads).
+template <int D_, int Warps, int Keys>
+struct Block {
+    static constexpr int D = D_, kWarps = Warps, kRows = 16 * Warps, kKeys = Keys, kThreads = 32 * Warps;
     static constexpr int q_stride = D + 4, k_stride = D + 4, v_stride = D + 8, p_stride = kKeys + 4;
     static constexpr int q = 0;
     static constexpr int k = q + kRows * q_stride;
@@ -67,6 +66,13 @@ struct Smem {                              // floats; strides chosen for conflic
     static constexpr int p = v + kKeys * v_stride;      // kWarps slices of 16 × p_stride
     static constexpr size_t bytes = (p + kWarps * 16 * p_stride) * sizeof(float);
 };
+// The two block shapes launched (measured in reference/NOTES.md, section 3):
+//   Wide:   8 warps (128 rows) share each 64-key tile: half the tile loads per row.
+//           103 KiB (D = 64) / 171 KiB (D = 128) of shared memory. For grids that fill the GPU.
+//   Narrow: 4 warps (64 rows), 64-key tiles (32 at D = 128: 77 KiB, two blocks per SM):
+//           more, smaller blocks, for problems too small to fill 132 SMs with wide ones.
+template <int D> using Wide = Block<D, 8, 64>;
+template <int D> using Narrow = Block<D, 4, D <= 64 ? 64 : 32>;
 
 // ---- tensor-core helpers ------------------------------------------------------------
 
@@ -122,16 +128,15 @@ __device__ __forceinline__ float quad_sum(float x) {
 
 // ---- the kernel ---------------------------------------------------------------------
 
-// Block (row tile x, head y, key split z): rows [64x, 64x + 64) against keys
+// Block (row tile x, head y, key split z): rows [x·kRows, (x+1)·kRows) against keys
 // [z·keys_per_split, (z+1)·keys_per_split). With one split it writes `out`; with
 // several, its partial rows go to part_o (divided by its own l) and part_ml (m, l).
-template <int D>
-__global__ void __launch_bounds__(kThreads)
+template <class L>
+__global__ void __launch_bounds__(L::kThreads)
 fused_tc_kernel(const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v,
                 float* __restrict__ out, int S, float q_scale, int keys_per_split,
                 float* __restrict__ part_o, float2* __restrict__ part_ml) {
-    using L = Smem<D>;
-    constexpr int kKeys = L::kKeys;
+    constexpr int D = L::D, kRows = L::kRows, kKeys = L::kKeys, kThreads = L::kThreads;
     constexpr int kDimTiles = D / 8;          // n-tiles of the output
     extern __shared__ float smem[];
     float* q_s = smem + L::q;
@@ -279,39 +284,44 @@ __global__ void merge_splits_kernel(const float* __restrict__ part_o, const floa
         make_float4(acc.x * inv, acc.y * inv, acc.z * inv, acc.w * inv);
 }
 
-// How many key splits: enough blocks to fill every SM's resident slots, each split
-// at least kMinTilesPerSplit tiles long (a split must pay for its merge).
-template <int D>
+int sm_count() {
+    int device, sms;
+    C10_CUDA_CHECK(cudaGetDevice(&device));
+    C10_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    return sms;
+}
+
+// How many key splits: enough blocks to fill every SM's resident slots (no more: a
+// second wave of blocks would run on a mostly idle GPU), at least one tile each.
+template <class L>
 int key_splits(int row_blocks, int key_tiles) {
     static int slots = 0;                  // resident blocks on the whole GPU, asked once
     if (slots == 0) {
-        int device, sms, per_sm;
-        C10_CUDA_CHECK(cudaGetDevice(&device));
-        C10_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-        C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fused_tc_kernel<D>, kThreads,
-                                                                     Smem<D>::bytes));
-        slots = sms * per_sm;
+        int per_sm;
+        C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fused_tc_kernel<L>, L::kThreads,
+                                                                     L::bytes));
+        slots = sm_count() * per_sm;
     }
-    const int wanted = std::max(1, std::min(slots / row_blocks, key_tiles / kMinTilesPerSplit));
+    const int wanted = std::max(1, std::min(slots / row_blocks, key_tiles));
     const int tiles_per_split = (key_tiles + wanted - 1) / wanted;
     return (key_tiles + tiles_per_split - 1) / tiles_per_split;   // no split left empty
 }
 
-template <int D>
+template <class L>
 void launch(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, torch::Tensor& out,
             cudaStream_t stream) {
-    constexpr int kKeys = Smem<D>::kKeys;
+    constexpr int D = L::D, kKeys = L::kKeys, kThreads = L::kThreads;
     const int B = q.size(0), H = q.size(1), S = q.size(2);
-    const size_t bytes = Smem<D>::bytes;   // 69 KiB at D = 64, 77 KiB at D = 128
-    C10_CUDA_CHECK(cudaFuncSetAttribute(fused_tc_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    const size_t bytes = L::bytes;
+    C10_CUDA_CHECK(cudaFuncSetAttribute(fused_tc_kernel<L>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         static_cast<int>(bytes)));
-    const int row_tiles = (S + kRows - 1) / kRows, key_tiles = (S + kKeys - 1) / kKeys;
-    const int splits = key_splits<D>(row_tiles * B * H, key_tiles);
+    const int row_tiles = (S + L::kRows - 1) / L::kRows, key_tiles = (S + kKeys - 1) / kKeys;
+    const int splits = key_splits<L>(row_tiles * B * H, key_tiles);
     const int keys_per_split = (key_tiles + splits - 1) / splits * kKeys;
     const dim3 grid(row_tiles, B * H, splits);
     const float q_scale = kLog2e / std::sqrt(static_cast<float>(D));
     if (splits == 1) {
-        fused_tc_kernel<D><<<grid, kThreads, bytes, stream>>>(
+        fused_tc_kernel<L><<<grid, kThreads, bytes, stream>>>(
             q.data_ptr<float>(), k.data_ptr<float>(), v.data_ptr<float>(), out.data_ptr<float>(), S, q_scale,
             keys_per_split, nullptr, nullptr);
         C10_CUDA_KERNEL_LAUNCH_CHECK();
@@ -322,7 +332,7 @@ void launch(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor&
     auto part = torch::empty({static_cast<int64_t>(splits) * rows * (D + 2)}, q.options());
     float* part_o = part.data_ptr<float>();
     float2* part_ml = reinterpret_cast<float2*>(part_o + static_cast<size_t>(splits) * rows * D);
-    fused_tc_kernel<D><<<grid, kThreads, bytes, stream>>>(
+    fused_tc_kernel<L><<<grid, kThreads, bytes, stream>>>(
         q.data_ptr<float>(), k.data_ptr<float>(), v.data_ptr<float>(), out.data_ptr<float>(), S, q_scale,
         keys_per_split, part_o, part_ml);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
@@ -330,6 +340,17 @@ void launch(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor&
     merge_splits_kernel<D><<<merge_blocks, threads, 0, stream>>>(part_o, part_ml, out.data_ptr<float>(), rows,
                                                                  splits);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+// Wide blocks when they can give every SM at least one block (splitting keys as
+// finely as one tile each), else narrow ones.
+template <int D>
+void launch_for(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, torch::Tensor& out,
+                cudaStream_t stream) {
+    const int64_t S = q.size(2), BH = q.size(0) * q.size(1);
+    const int64_t wide_blocks = (S + Wide<D>::kRows - 1) / Wide<D>::kRows * BH * ((S + Wide<D>::kKeys - 1) / Wide<D>::kKeys);
+    if (wide_blocks >= sm_count()) launch<Wide<D>>(q, k, v, out, stream);
+    else launch<Narrow<D>>(q, k, v, out, stream);
 }
 
 }  // namespace
@@ -348,8 +369,8 @@ torch::Tensor attention(torch::Tensor q, torch::Tensor k, torch::Tensor v) {
     const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
     auto out = torch::empty_like(q);
     switch (q.size(3)) {
-        case 64: launch<64>(q, k, v, out, stream); break;
-        case 128: launch<128>(q, k, v, out, stream); break;
+        case 64: launch_for<64>(q, k, v, out, stream); break;
+        case 128: launch_for<128>(q, k, v, out, stream); break;
         default: TORCH_CHECK(false, "the fused reference kernel supports head_dim 64 and 128, got ", q.size(3));
     }
     return out;

@@ -28,13 +28,13 @@ SHAPES = [Shape(1, 8, 128, 64), Shape(1, 8, 512, 64), Shape(1, 8, 1024, 64), Sha
 # name -> {text to replace: replacement}
 VARIANTS = {
     "shipped": {},
-    "nosplit": {"kMinTilesPerSplit = 2;": "kMinTilesPerSplit = 1 << 20;"},
-    "split1": {"kMinTilesPerSplit = 2;": "kMinTilesPerSplit = 1;"},
-    "split4": {"kMinTilesPerSplit = 2;": "kMinTilesPerSplit = 4;"},
+    "wide_only": {"if (wide_blocks >= sm_count())": "if (true)"},
+    "narrow_only": {"if (wide_blocks >= sm_count())": "if (false)"},
+    "nosplit": {"std::min(slots / row_blocks, key_tiles)": "1"},
 }
 
 parser = argparse.ArgumentParser()
-parser.add_argument("--old", help="also time this git revision's reference/fused_tc.cu as 'old'")
+parser.add_argument("--old", help="also time this file, or this git revision's reference/fused_tc.cu, as 'old'")
 parser.add_argument("--only", nargs="*", help="variant names to run")
 args = parser.parse_args()
 
@@ -49,10 +49,10 @@ for name, edits in VARIANTS.items():
         assert old in text, (name, old)
         text = text.replace(old, new)
     texts[name] = text
-if args.old:
-    old_file = subprocess.run(["git", "show", f"{args.old}:reference/fused_tc.cu"], cwd=REPO,
-                              capture_output=True, text=True, check=True).stdout
-    texts["old"] = old_file
+if args.old:     # a file, or a git revision's reference/fused_tc.cu
+    texts["old"] = (Path(args.old).read_text() if Path(args.old).is_file() else
+                    subprocess.run(["git", "show", f"{args.old}:reference/fused_tc.cu"], cwd=REPO,
+                                   capture_output=True, text=True, check=True).stdout)
 variants = {}
 for name, text in texts.items():
     result, kernel = build.compile_source(replace(src, text=text), cfg)
