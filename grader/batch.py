@@ -192,6 +192,7 @@ class Batch:
         self.out = opts.out.resolve()
         self.cfg = opts.cfg
         self.compile_slots = threading.Semaphore(max(1, opts.jobs))
+        self.ahead = threading.Semaphore(2 * max(1, len(opts.gpus)))   # GPU children started ahead
         # device slots by backend: "gpuN" take CUDA submissions, "cpu" the CPU ones
         self.devices: dict[str, queue.Queue] = {"cuda": queue.Queue(), "cpu": queue.Queue()}
         self.pending_refs = 0
@@ -272,6 +273,8 @@ class Batch:
         if (first.verdict_without_flags or first.verdict) != "ok":
             return first        # did not compile (strict static flags alone do not stop it: run it)
         # b. check + bench on one device slot
+        if backend == "cuda":
+            return self._device_phase_started_ahead(source, base, backend)
         slot = self._take_device(backend)
         try:
             with self._exclusive_if_cpu(slot):
@@ -279,6 +282,26 @@ class Batch:
                                options=replace(base, env=_slot_env(slot), references=False))
         finally:
             self.devices[backend].put(slot)
+        return _with_references(result, self.references.get(slot), slot)
+
+    def _device_phase_started_ahead(self, source: Path, base, backend: str) -> GradeResult:
+        """A GPU submission's child is started before a GPU is free: it loads Python, torch
+        and the binding module (~3 s, CPU only) while the GPUs are busy, and gets its GPU
+        when one frees (RunOptions.gate). At most two children per GPU wait ahead."""
+        from .run import grade
+        held = []
+
+        def gate() -> dict:
+            held.append(self._take_device(backend))
+            return _slot_env(held[0])
+        with self.ahead:
+            try:
+                result = grade(source, self.cfg, backend=backend,
+                               options=replace(base, references=False, gate=gate))
+            finally:
+                if held:
+                    self.devices[backend].put(held[0])
+        slot = held[0] if held else ""
         return _with_references(result, self.references.get(slot), slot)
 
     @contextmanager

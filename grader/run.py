@@ -20,11 +20,12 @@ from pathlib import Path
 
 from .config import REPO_ROOT, Config
 from .parse import Submission, parse
-from .result import GradeResult, check_from, compile_from, bench_from
+from .result import GradeResult, bench_from, check_from, compile_from, write_json_atomic
 from .sandbox import (Limits, OutputCap, bwrap_command, bwrap_path, die_with_parent, folder_bytes,
                       tree_usage)
 
 STAGE_NAMES = {"start": "starting", "prepare": "preparing the grader's binding module",
+               "ready": "waiting for a device",
                "roofline": "measuring the CPU's roofline",
                "compile": "compiling", "compile-references": "compiling the reference kernels",
                "check": "checking", "bench": "benchmarking", "done": "done"}
@@ -47,6 +48,10 @@ class RunOptions:
     stop_after: str | None = None      # "compile": build (into the work folder's cache) and stop
     references: bool = True            # time the reference kernels beside the student's
     limits: Limits = Limits()
+    # Start the child ahead of its device: it loads Python, torch and the binding module,
+    # then waits; `gate()` is called (blocking) once it waits, and returns the environment
+    # that hands it a device ({"CUDA_VISIBLE_DEVICES": "1"}). Batch mode, GPU slots.
+    gate: object = None
 
 
 def gpu_present() -> bool:
@@ -141,6 +146,8 @@ def _result(sub: Submission, cfg: Config, backend: str, reason: str, verdict: st
 
 
 def _timeout_for(cfg: Config, stage: str) -> float:
+    if stage == "ready":      # waiting for the parent's gate: no student code has run
+        return float("inf")
     if stage in ("start", "prepare", "compile", "compile-references"):
         return cfg.timeout_compile
     return {"check": cfg.timeout_check, "bench": cfg.timeout_bench,
@@ -179,7 +186,8 @@ def grade(path: Path | str, cfg: Config, backend: str = "auto", bench: bool = Tr
     request = {"source": {"kind": source.kind, "text": source.text, "file": source.file,
                           "line_map": list(source.line_map)},
                "config": cfg.to_json(), "backend": backend, "threads": threads, "bench": bench,
-               "stop_after": options.stop_after, "references": options.references}
+               "stop_after": options.stop_after, "references": options.references,
+               "gate": options.gate is not None}
     (workdir / "request.json").write_text(json.dumps(request))
     try:
         verdict, message, state, isolation = _supervise(workdir, cfg, threads, progress, options,
@@ -230,6 +238,7 @@ def _supervise(workdir: Path, cfg: Config, threads: int, progress, options: RunO
     stage, detail, stage_start, seen = "start", "", start, 0
     timed_out, breach = None, None
     next_measure, next_disk = start, start
+    gated = options.gate is None
     try:
         while proc.poll() is None:
             lines = _progress_lines(workdir)
@@ -238,6 +247,11 @@ def _supervise(workdir: Path, cfg: Config, threads: int, progress, options: RunO
                 if progress is not None:
                     progress(stage, detail, stage_start - start)
             seen = len(lines)
+            if stage == "ready" and not gated:
+                gated = True
+                env_for_device = options.gate()          # blocks until a device is free
+                write_json_atomic(workdir / "go.json", {"env": env_for_device})
+                stage_start = time.monotonic()
             now = time.monotonic()
             if now - stage_start > _timeout_for(cfg, stage):
                 timed_out = (stage, detail, _timeout_for(cfg, stage))

@@ -85,11 +85,12 @@ class Worker:
 
         threads = self.request["threads"]
         torch.set_num_threads(threads)
-        self.state["system"] = describe(self.backend, threads)
-        self.save()
-
         self.stage("prepare", "the grader's binding module")
         build.prepare()
+        if self.request.get("gate"):
+            self.wait_for_device()
+        self.state["system"] = describe(self.backend, threads)
+        self.save()
         src = Source(**{**self.request["source"], "line_map": tuple(self.request["source"]["line_map"])})
         self.stage("compile", f"{src.file} ({src.kind})")
         result, kernel = build.compile_source(src, self.cfg)
@@ -107,6 +108,19 @@ class Worker:
             self.run_bench(kernel, references)
         else:
             self.finish("ok", "correct on every config (benchmark skipped)")
+
+    def wait_for_device(self) -> None:
+        """Started ahead (batch mode): Python, torch and the binding module are loaded
+        while another submission has the device. Wait, touching no GPU, until the parent
+        hands over a device in WORKDIR/go.json (its environment, e.g. CUDA_VISIBLE_DEVICES,
+        applied before CUDA starts in this process)."""
+        self.stage("ready", "waiting for a free device")
+        go = self.workdir / "go.json"
+        while not go.is_file():
+            time.sleep(0.02)
+        os.environ.update(json.loads(go.read_text())["env"])
+        go.unlink()
+        self.stage("prepare", "the device")
 
     def run_checks(self, kernel) -> bool:
         from .check import check

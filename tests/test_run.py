@@ -99,3 +99,25 @@ def test_grade_picks_up_profiles_and_notes_bad_ones(tmp_path, cfg):
     kernels = {p["kernel"].split("(")[0] for p in result.profiles}
     assert "qk_kernel" in kernels and all(p["profile"] == "after" for p in result.profiles)
     assert len(result.profile_notes) == 1 and "broken.csv" in result.profile_notes[0]
+
+
+def test_a_child_started_ahead_waits_for_its_gate(cfg, tmp_path):
+    """Batch mode starts a GPU child before its device is free (RunOptions.gate): the child
+    loads Python, torch and the binding module, then runs nothing of the student's until
+    the gate returns (with the environment that picks its GPU: the GPU batch test)."""
+    import time
+
+    from grader.run import RunOptions, grade
+    calls = []
+
+    def gate():
+        time.sleep(1.0)          # a device is busy for a while
+        calls.append(time.monotonic())
+        return {"OMP_NUM_THREADS": "1"}
+    result = grade(SUBMISSIONS / "correct" / "scalar_loop.py", cfg, backend="cpu", bench=False,
+                   options=RunOptions(workdir=tmp_path / "w", gate=gate))
+    assert result.verdict == "ok", result.message
+    assert len(calls) == 1
+    assert result.stage_seconds["ready"] >= 1.0            # the wait is recorded as such ...
+    assert result.stage_seconds["check"] < 30              # ... and not charged to a timed stage
+    assert result.system["threads"] >= 1
