@@ -193,6 +193,7 @@ class Batch:
         self.cfg = opts.cfg
         self.compile_slots = threading.Semaphore(max(1, opts.jobs))
         self.ahead = threading.Semaphore(2 * max(1, len(opts.gpus)))   # GPU children started ahead
+        self.gpu_uuids: dict[str, str] = {}
         # device slots by backend: "gpuN" take CUDA submissions, "cpu" the CPU ones
         self.devices: dict[str, queue.Queue] = {"cuda": queue.Queue(), "cpu": queue.Queue()}
         self.pending_refs = 0
@@ -293,11 +294,12 @@ class Batch:
 
         def gate() -> dict:
             held.append(self._take_device(backend))
-            return _slot_env(held[0])
+            return {**_slot_env(held[0]), "GRADER_GPU_UUID": self.gpu_uuids.get(held[0], "")}
         with self.ahead:
-            try:
+            try:   # the NVML device check keeps torch from initialising CUDA before the gate
                 result = grade(source, self.cfg, backend=backend,
-                               options=replace(base, references=False, gate=gate))
+                               options=replace(base, references=False, gate=gate,
+                                               env={"PYTORCH_NVML_BASED_CUDA_CHECK": "1"}))
             finally:
                 if held:
                     self.devices[backend].put(held[0])
@@ -415,8 +417,9 @@ class Batch:
         if proc.returncode != 0:
             raise BatchError(f"building the grader's binding module failed: {proc.stderr.strip()[-500:]}")
         gpu_slots = [s for s in slots if s.startswith("gpu")]
+        from .system import _nvidia_smi
+        self.gpu_uuids = {s: (_nvidia_smi("uuid", gpu=s[3:]) or [""])[0] for s in gpu_slots}
         if gpu_slots and self.cfg.cuda_arch == "auto":     # compile children see no GPU: pin the arch
-            from .system import _nvidia_smi
             cap = (_nvidia_smi("compute_cap", gpu=gpu_slots[0][3:]) or [""])[0]
             if cap:
                 self.cfg = replace(self.cfg, cuda_arch=cap)

@@ -30,6 +30,18 @@ ROUND_MS = 50              # do_bench time per kernel per round
 INPUT_SETS = 3             # separately allocated inputs, one per round in turn
 
 
+def select_gpu(uuid: str) -> int:
+    """Make the GPU with this UUID ("GPU-...") the current device and return its index.
+    A child started ahead of its GPU (batch mode) gets CUDA_VISIBLE_DEVICES set in-process;
+    that only takes effect if nothing has initialised CUDA yet, so the GPU is picked by
+    UUID among those visible, whichever way it went."""
+    for i in range(torch._C._cuda_getDeviceCount()):
+        if f"GPU-{torch.cuda.get_device_properties(i).uuid}" == uuid:
+            torch.cuda.set_device(i)
+            return i
+    raise RuntimeError(f"the GPU this grade was given ({uuid}) is not visible to its process")
+
+
 def poison_allocator(like: torch.Tensor) -> None:
     """Leave NaN-filled blocks of the output's size in torch's caching allocator, so
     the student's `empty_like(q)` gets NaN memory and unwritten elements show up."""

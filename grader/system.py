@@ -18,9 +18,10 @@ def _cpu_name() -> str:
 
 
 def _nvidia_smi(fields: str, gpu: str | None = None) -> list[str]:
-    """Fields of one GPU: `gpu`, else the first of CUDA_VISIBLE_DEVICES (else 0)."""
+    """Fields of one GPU (an index or a UUID): `gpu`, else the GPU this process was handed
+    (GRADER_GPU_UUID), else the first of CUDA_VISIBLE_DEVICES (else 0)."""
     if gpu is None:
-        gpu = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0]
+        gpu = os.environ.get("GRADER_GPU_UUID") or os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0]
     try:
         out = subprocess.run(["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader,nounits", "-i", gpu],
                              capture_output=True, text=True, timeout=10)
@@ -37,10 +38,10 @@ def describe(backend: str, threads: int) -> dict:
         "python": platform.python_version(), "torch": torch.__version__, "threads": threads,
     }
     if backend == "cuda" and torch.cuda.is_available():
-        props = torch.cuda.get_device_properties(0)
+        props = torch.cuda.get_device_properties(torch.cuda.current_device())
         smi = _nvidia_smi("driver_version,clocks.sm,clocks.mem,clocks.max.sm")
         info.update({
-            "gpu": props.name, "sm_count": props.multi_processor_count,
+            "gpu": props.name, "gpu_uuid": f"GPU-{props.uuid}", "sm_count": props.multi_processor_count,
             "l2_bytes": getattr(props, "L2_cache_size", None),
             "gpu_memory_bytes": props.total_memory, "cuda": torch.version.cuda,
             "capability": f"{props.major}.{props.minor}",

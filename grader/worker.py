@@ -128,9 +128,13 @@ class Worker:
         go = self.workdir / "go.json"
         while not go.is_file():
             time.sleep(0.02)
-        os.environ.update(json.loads(go.read_text())["env"])
+        env = json.loads(go.read_text())["env"]
         go.unlink()
+        os.environ.update(env)
         self.stage("prepare", "the device")
+        if env.get("GRADER_GPU_UUID"):
+            from .gpu import select_gpu
+            select_gpu(env["GRADER_GPU_UUID"])
 
     def run_checks(self, kernel) -> bool:
         from .check import check

@@ -60,12 +60,15 @@ def run(subs: Path, out: Path, gpus: str, jobs: int) -> dict:
         rows = list(csv.DictReader(f))
     pdfs = sum(1 for r in rows if (out / r["submission"] / "report.pdf").is_file())
     stages: dict = {}
+    gpus_used: Counter = Counter()
     for r in rows:
         doc = json.loads((out / r["submission"] / "results.json").read_text())
         for stage, secs in doc.get("stage_seconds", {}).items():
             stages.setdefault(stage, []).append(secs)
+        gpus_used[doc.get("system", {}).get("gpu_uuid") or "?"] += 1
     print("  mean seconds per stage of the device phase: "
           + ", ".join(f"{k} {sum(v) / len(v):.2f}" for k, v in sorted(stages.items())))
+    print("  submissions per GPU (by UUID): " + ", ".join(f"{u[-8:]} {n}" for u, n in sorted(gpus_used.items())))
     return {"gpus": gpus, "wall_s": round(wall, 1), "n": len(rows), "pdfs": pdfs,
             "per_min": round(len(rows) / wall * 60, 2),
             "statuses": dict(Counter(r["status"] for r in rows)),
