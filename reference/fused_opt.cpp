@@ -110,8 +110,8 @@ inline void pv_4x64(const float* p, const float* v, int64_t D, int64_t cols, con
 }
 
 // One task: rows [r0, r0 + rows) of one (batch, head). kt is the head's transposed,
-// zero-padded keys (D × S_pad); q, v, out point at the head.
-void attend_block(const float* q, const float* kt, int64_t S_pad, const float* v, float* out,
+// zero-padded keys (D rows, kt_stride apart); q, v, out point at the head.
+void attend_block(const float* q, const float* kt, int64_t kt_stride, const float* v, float* out,
                   int64_t S, int64_t D, int64_t r0, int64_t rows, float scale,
                   float* qs, float* s, float* acc, float* m, float* l, float* corr) {
     // 1. the block's queries, scaled by 1/√D, padded with zero rows to kRows
@@ -127,7 +127,7 @@ void attend_block(const float* q, const float* kt, int64_t S_pad, const float* v
 
         // 2. scores of the tile, 4 rows at a time
         for (int64_t b = 0; b < row_blocks; ++b)
-            scores_4x64(qs + b * kMicro * D, kt + c0, S_pad, D, s + b * kMicro * kKeys);
+            scores_4x64(qs + b * kMicro * D, kt + c0, kt_stride, D, s + b * kMicro * kKeys);
 
         // 3. online softmax on each row: new max, rescale factor, p = e^(s - max)
         const int64_t padded_rows = row_blocks * kMicro;
@@ -188,20 +188,24 @@ torch::Tensor attention(torch::Tensor q, torch::Tensor k, torch::Tensor v) {
     TORCH_CHECK(D % 64 == 0, "this kernel handles head_dim = 64, 128, ... (a multiple of 64)");
     const int64_t BH = B * H, blocks = (S + kRows - 1) / kRows;
     const int64_t S_pad = (S + kKeys - 1) / kKeys * kKeys;
+    // kᵀ's row stride: S_pad plus one cache line. Rows exactly 2 or 4 KiB apart (S = 512,
+    // 1024) would all map to the same L1 sets, and the score micro-kernel reads 64 of them
+    // per tile: conflict misses.
+    const int64_t kt_stride = S_pad + 16;
     const float scale = 1.f / std::sqrt(static_cast<float>(D));
     auto out = torch::empty_like(q);
     const float *qp = q.data_ptr<float>(), *kp = k.data_ptr<float>(), *vp = v.data_ptr<float>();
     float* op = out.data_ptr<float>();
-    std::vector<float> kt(BH * D * S_pad);   // every head's kᵀ, zero-padded to whole tiles
+    std::vector<float> kt(BH * D * kt_stride);   // every head's kᵀ, zero-padded to whole tiles
 
     #pragma omp parallel
     {
         #pragma omp for schedule(static)
         for (int64_t bh = 0; bh < BH; ++bh) {
-            float* kth = kt.data() + bh * D * S_pad;
+            float* kth = kt.data() + bh * D * kt_stride;
             const float* kh = kp + bh * S * D;
             for (int64_t d = 0; d < D; ++d)
-                for (int64_t j = 0; j < S_pad; ++j) kth[d * S_pad + j] = j < S ? kh[j * D + d] : 0.f;
+                for (int64_t j = 0; j < kt_stride; ++j) kth[d * kt_stride + j] = j < S ? kh[j * D + d] : 0.f;
         }
         // per-thread scratch, allocated once: scaled queries, scores, accumulator, m, l
         std::vector<float> qs(kRows * D), s(kRows * kKeys), acc(kRows * D), m(kRows), l(kRows), corr(kRows);
@@ -210,7 +214,7 @@ torch::Tensor attention(torch::Tensor q, torch::Tensor k, torch::Tensor v) {
             for (int64_t blk = 0; blk < blocks; ++blk) {
                 const int64_t r0 = blk * kRows, rows = std::min(kRows, S - r0);
                 const int64_t head = bh * S * D;
-                attend_block(qp + head, kt.data() + bh * D * S_pad, S_pad, vp + head, op + head, S, D, r0,
+                attend_block(qp + head, kt.data() + bh * D * kt_stride, kt_stride, vp + head, op + head, S, D, r0,
                              rows, scale, qs.data(), s.data(), acc.data(), m.data(), l.data(), corr.data());
             }
         }
