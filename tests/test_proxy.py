@@ -119,3 +119,25 @@ def test_the_proxy_tier_comes_first_for_cuda_and_never_shows_its_errors():
     # any proxy failure goes on to the lean headers (whose errors the student sees)
     assert build._next_tier("proxy", "a.py:3:1: error: expected ';' before 'return'")
     assert not build._next_tier("lean", "a.py:3:1: error: expected ';' before 'return'")
+
+
+def test_at_dispatch_floating_types_runs_the_body_per_dtype_and_refuses_others(cfg, tmp_path):
+    text = r"""
+#include <torch/extension.h>
+torch::Tensor attention(torch::Tensor q, torch::Tensor k, torch::Tensor v) {
+    auto out = torch::empty_like(q);
+    AT_DISPATCH_FLOATING_TYPES(q.scalar_type(), "copy_twice", [&] {
+        const scalar_t* src = q.data_ptr<scalar_t>();
+        scalar_t* dst = out.data_ptr<scalar_t>();
+        for (int64_t i = 0; i < q.numel(); ++i) dst[i] = 2 * src[i];
+    });
+    return out;
+}
+"""
+    kernel = _proxy_kernel(text, cfg, tmp_path)
+    for dtype in (torch.float32, torch.float64):
+        q = torch.randn(1, 2, 5, 8, dtype=dtype)
+        assert torch.equal(kernel(q, q, q), 2 * q)
+    ints = torch.ones(1, 2, 5, 8, dtype=torch.int32)
+    with pytest.raises(NotImplementedError, match="\"copy_twice\" not implemented for 'Int'"):
+        kernel(ints, ints, ints)

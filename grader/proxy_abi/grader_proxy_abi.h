@@ -45,6 +45,7 @@ void grader_proxy_factory(void* out, int kind, const int64_t* sizes, size_t n, c
                           double fill, const struct GraderProxyOptions* options);
 void* grader_proxy_current_stream(int* device_index);                    // in: -1 = current; out: the index
 [[noreturn]] void grader_proxy_check_fail(const char* func, const char* file, int line, const char* msg);
+[[noreturn]] void grader_proxy_not_implemented(const char* func, const char* file, int line, const char* msg);
 #ifdef __cplusplus
 }
 #endif

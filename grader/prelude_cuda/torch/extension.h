@@ -244,6 +244,20 @@ using detail::str;
                 ("Internal assert failed: " #cond " " + ::c10::str(__VA_ARGS__)).c_str());        \
     } while (0)
 
+// AT_DISPATCH_FLOATING_TYPES(type, "name", [&] { ... scalar_t ... }): the body once per
+// dtype with scalar_t = double or float; another dtype raises torch's NotImplementedError.
+#define AT_DISPATCH_FLOATING_TYPES(TYPE, NAME, ...)                                              \
+    [&] {                                                                                        \
+        const ::c10::ScalarType grader_proxy_st = TYPE;                                          \
+        switch (grader_proxy_st) {                                                               \
+            case ::c10::ScalarType::Double: { using scalar_t = double; return __VA_ARGS__(); }   \
+            case ::c10::ScalarType::Float: { using scalar_t = float; return __VA_ARGS__(); }     \
+            default:                                                                             \
+                ::grader_proxy_not_implemented(__func__, __FILE__, __LINE__, ::c10::str(         \
+                    '"', NAME, "\" not implemented for '", ::c10::toString(grader_proxy_st), "'").c_str()); \
+        }                                                                                        \
+    }()
+
 // ---- at::Tensor ---------------------------------------------------------------------
 namespace at {
 using c10::ArrayRef;
