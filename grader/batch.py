@@ -441,14 +441,13 @@ class Batch:
 
     def _take_device(self, backend: str) -> str:
         """A device slot of `backend` whose reference run succeeded (waits for one)."""
-        kind = "gpu" if backend == "cuda" else "cpu"
         while True:
             try:
                 return self.devices[backend].get(timeout=0.5)
             except queue.Empty:
                 with self.lock:
                     hopeless = self.pending_refs == 0 and self.devices[backend].empty() and not any(
-                        s.startswith(kind) for s in self.references)
+                        _slot_backend(s) == backend for s in self.references)
                 if hopeless:
                     raise BatchError("no device could run the reference kernels: "
                                      + "; ".join(self.ref_errors))
