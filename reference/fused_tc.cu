@@ -18,9 +18,9 @@
 // Work split: a block is kWarps warps (8, or 4 for small problems: see Wide/Narrow);
 // warp w owns 16 query rows (the M of one m16n8k8 product). Per tile of kKeys keys,
 // each warp computes its 16×kKeys scores (kKeys/8 n-tiles × D/8 k-steps), does the
-// online softmax on the accumulator fragments, stores its P (16×kKeys) in its own
-// shared-memory slice to re-read it as the A operand of P·V, and accumulates 16×D
-// outputs (D/8 n-tiles) in registers.
+// online softmax on the accumulator fragments, feeds its P (16×kKeys) from those same
+// registers to P·V as the A operand, and accumulates 16×D outputs (D/8 n-tiles) in
+// registers. Shared memory holds only q and the current k/v tile.
 //
 // Split keys (flash-decoding, Dao et al. 2023). At (1, 8, 1024, 64) there are only
 // 8 heads × 8 row tiles = 64 wide blocks for 132 SMs, far too few warps to hide the
@@ -37,8 +37,8 @@
 //   A (16×8, row): a0 = A[g][t], a1 = A[g+8][t], a2 = A[g][t+4], a3 = A[g+8][t+4]
 //   B (8×8, col):  b0 = B[t][g], b1 = B[t+4][g]
 //   C (16×8):      c0, c1 = C[g][2t], C[g][2t+1];  c2, c3 = C[g+8][2t], C[g+8][2t+1]
-// Shared-memory row strides are padded (D+4, D+8, kKeys+4 floats) so that each of
-// these fragment loads touches 32 different banks.
+// Shared-memory rows are padded to D+4 floats so that each of these fragment loads
+// touches 32 different banks.
 #include <torch/extension.h>
 #include <c10/cuda/CUDAException.h>   // C10_CUDA_CHECK, C10_CUDA_KERNEL_LAUNCH_CHECK
 #include <c10/cuda/CUDAGuard.h>       // CUDAGuard: launch on the inputs' device
@@ -56,36 +56,37 @@ constexpr float kLog2e = 1.4426950408889634f;
 // The shape of a block: head dim D, Warps warps (16 query rows each), Keys keys per
 // k/v tile, and its shared-memory layout (floats; strides padded for conflict-free
 // fragment loads).
-template <int D_, int Warps, int Keys>
+template <int D_, int Warps, int Keys, int MinBlocks = 1>
 struct Block {
     static constexpr int D = D_, kWarps = Warps, kRows = 16 * Warps, kKeys = Keys, kThreads = 32 * Warps;
-    static constexpr int q_stride = D + 4, k_stride = D + 4, v_stride = D + 8, p_stride = kKeys + 4;
+    static constexpr int kMinBlocks = MinBlocks;   // per SM: caps registers at 64K / (kThreads · MinBlocks)
+    static constexpr int q_stride = D + 4, k_stride = D + 4, v_stride = D + 4;
     static constexpr int q = 0;
     static constexpr int k = q + kRows * q_stride;
     static constexpr int v = k + kKeys * k_stride;
-    static constexpr int p = v + kKeys * v_stride;      // kWarps slices of 16 × p_stride
-    static constexpr size_t bytes = (p + kWarps * 16 * p_stride) * sizeof(float);
+    static constexpr size_t bytes = (v + kKeys * v_stride) * sizeof(float);
 };
 // The two block shapes launched (measured in reference/NOTES.md, section 3):
 //   Wide:   8 warps (128 rows) share each 64-key tile: half the tile loads per row.
-//           103 KiB (D = 64) / 171 KiB (D = 128) of shared memory. For grids that fill the GPU.
-//   Narrow: 4 warps (64 rows), 64-key tiles (32 at D = 128: 77 KiB, two blocks per SM):
+//           68 KiB of shared memory at D = 64, two blocks per SM (so at most 128
+//           registers a thread); 132 KiB at D = 128, one block per SM.
+//           For grids that fill the GPU.
+//   Narrow: 4 warps (64 rows), 64-key tiles (32 at D = 128: 66 KiB, three blocks per SM):
 //           more, smaller blocks, for problems too small to fill 132 SMs with wide ones.
-template <int D> using Wide = Block<D, 8, 64>;
+template <int D> using Wide = Block<D, 8, 64, D <= 64 ? 2 : 1>;
 template <int D> using Narrow = Block<D, 4, D <= 64 ? 64 : 32>;
 
 // ---- tensor-core helpers ------------------------------------------------------------
 
-__device__ __forceinline__ uint32_t tf32(float x) {
-    uint32_t r;
-    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
-    return r;
-}
+constexpr uint32_t kTf32Mask = 0xffffe000u;   // sign, exponent, 10 mantissa bits
 
-// x = big + small, both representable in TF32
+// x = big + small, both TF32. big: x rounded to the nearest TF32 (add half of the 13
+// dropped bits, clear them: 2 integer ops; cvt.rna.tf32.f32 compiles to 4 because it
+// also handles inf and NaN, which never reach here). small = x - big is exact in fp32
+// (|small| ≤ 2^-11 |x|); truncating it to TF32 costs at most 2^-22 |x|.
 __device__ __forceinline__ void split(float x, uint32_t& big, uint32_t& small) {
-    big = tf32(x);
-    small = tf32(x - __uint_as_float(big));
+    big = (__float_as_uint(x) + 0x1000u) & kTf32Mask;
+    small = __float_as_uint(x - __uint_as_float(big)) & kTf32Mask;
 }
 
 // c += a·b for one 16×8×8 tile (TF32 inputs, fp32 accumulation)
@@ -132,7 +133,7 @@ __device__ __forceinline__ float quad_sum(float x) {
 // [z·keys_per_split, (z+1)·keys_per_split). With one split it writes `out`; with
 // several, its partial rows go to part_o (divided by its own l) and part_ml (m, l).
 template <class L>
-__global__ void __launch_bounds__(L::kThreads)
+__global__ void __launch_bounds__(L::kThreads, L::kMinBlocks)
 fused_tc_kernel(const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v,
                 float* __restrict__ out, int S, float q_scale, int keys_per_split,
                 float* __restrict__ part_o, float2* __restrict__ part_ml) {
@@ -143,7 +144,6 @@ fused_tc_kernel(const float* __restrict__ q, const float* __restrict__ k, const 
     float* k_s = smem + L::k;
     float* v_s = smem + L::v;
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
-    float* p_s = smem + L::p + warp * 16 * L::p_stride;       // this warp's P slice
     const int row0 = blockIdx.x * kRows, wrow = warp * 16;     // wrow: the warp's rows in q_s
     const size_t head = static_cast<size_t>(blockIdx.y) * S * D;
 
@@ -193,8 +193,9 @@ fused_tc_kernel(const float* __restrict__ q, const float* __restrict__ k, const 
             }
         }
 
-        // online softmax on the fragments: this lane holds 16 scores of row g (s[n][0..1])
-        // and 16 of row g+8 (s[n][2..3]); the row's other 48 are in the 3 lanes of its quad
+        // online softmax on the fragments: this lane holds kKeys/4 scores of row g (s[n][0..1])
+        // and as many of row g+8 (s[n][2..3]); the row's others are in the 3 lanes of its quad.
+        // Each score is replaced by its p = 2^(s - m) in place: P stays in registers.
         #pragma unroll
         for (int half = 0; half < 2; ++half) {
             float tile_max = -INFINITY;
@@ -212,9 +213,8 @@ fused_tc_kernel(const float* __restrict__ q, const float* __restrict__ k, const 
             for (int n = 0; n < kKeys / 8; ++n)
                 #pragma unroll
                 for (int j = 0; j < 2; ++j) {
-                    const float p = exp2f(s[n][2 * half + j] - m_new);
-                    tile_sum += p;
-                    p_s[(g + 8 * half) * L::p_stride + n * 8 + 2 * t + j] = p;
+                    s[n][2 * half + j] = exp2f(s[n][2 * half + j] - m_new);
+                    tile_sum += s[n][2 * half + j];
                 }
             l[half] = l[half] * correction + quad_sum(tile_sum);
             m[half] = m_new;
@@ -224,18 +224,23 @@ fused_tc_kernel(const float* __restrict__ q, const float* __restrict__ k, const 
                 o[n][2 * half + 1] *= correction;
             }
         }
-        __syncwarp();      // the warp's P slice is written before its lanes read it back
-
-        // o += P v: P (16 × 64 keys) as the A operand, 8 k-steps of 8 keys
+        // o += P v, P (16 × kKeys) straight from the score registers as the A operand.
+        // The scores' C layout gives this lane keys 2t and 2t+1 of each 8-key step, but
+        // the A layout wants columns t and t+4. The sum over keys does not care about their
+        // order, so step kk takes its keys in the order (0, 2, 4, 6, 1, 3, 5, 7): column t
+        // is key 2t, column t+4 is key 2t+1, and the B operand (v) takes its rows in the
+        // same order. No shuffles, no trip through shared memory.
         #pragma unroll
         for (int kk = 0; kk < kKeys / 8; ++kk) {
+            const float p[4] = {s[kk][0], s[kk][2], s[kk][1], s[kk][3]};   // A[g][t], A[g+8][t], A[g][t+4], A[g+8][t+4]
             uint32_t a_big[4], a_small[4];
-            load_a(p_s, L::p_stride, 0, kk * 8, g, t, a_big, a_small);
+            #pragma unroll
+            for (int i = 0; i < 4; ++i) split(p[i], a_big[i], a_small[i]);
             #pragma unroll
             for (int n = 0; n < kDimTiles; ++n) {
-                // B[key][d] = v[key][d]: b0 = v_s[key 8kk+t][d 8n+g], b1 = [key + 4]
-                const float b[2] = {v_s[(kk * 8 + t) * L::v_stride + n * 8 + g],
-                                    v_s[(kk * 8 + t + 4) * L::v_stride + n * 8 + g]};
+                // B[key][d] = v[key][d]: b0 = v_s[key 8kk+2t][d 8n+g], b1 = v_s[key 8kk+2t+1][...]
+                const float b[2] = {v_s[(kk * 8 + 2 * t) * L::v_stride + n * 8 + g],
+                                    v_s[(kk * 8 + 2 * t + 1) * L::v_stride + n * 8 + g]};
                 mma_3xtf32(o[n], a_big, a_small, b);
             }
         }

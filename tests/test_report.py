@@ -97,7 +97,7 @@ def test_before_after_and_model_vs_measured_from_profiles(tmp_path):
     result = grade(folder, load(TESTS / "fast_config.toml"), backend="cpu")
     assert {p["profile"] for p in result.profiles} == {"before", "after"}
     after = [p for p in result.profiles if p["profile"] == "after"]
-    assert len(after) == 18                       # details + raw merged: one entry per kernel
+    assert len(after) == 21                       # details + raw merged: one entry per kernel
     out = tmp_path / "r.json"
     out.write_text(json.dumps(result.to_json()))
     text = _squash(_text(render(out, tmp_path / "r.pdf", profile_dir=folder / "profiles")))

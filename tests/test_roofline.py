@@ -31,7 +31,7 @@ def test_without_peaks_the_table_is_used():
 
 def test_gpu_points_at_two_levels_per_kernel():
     points = roofline.gpu_points(read_files([NCU / "references_h200_raw.csv"]))
-    assert len(points) == 36                                        # 18 kernels x (DRAM, L2)
+    assert len(points) == 42                                        # 21 kernels x (DRAM, L2)
     scores = [p for p in points if p.label == "naive_S1024: scores_kernel"]
     assert {p.level for p in scores} == {"DRAM", "L2"} and {p.group for p in scores} == {"naive"}
 

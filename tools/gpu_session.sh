@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Everything the GPU machine must show, in one call; logs go to $OUT (or /tmp/gpu-out).
-#   tools/gpu_session.sh [phase ...]   phases: setup system grade compile tests bench fidelity demo
-#                                      batch throughput
+#   tools/gpu_session.sh [phase ...]   phases: setup system grade compile tests bench fidelity profile
+#                                      demo batch throughput
 # (default: system grade compile tests bench fidelity). `setup` installs what was carried
 # in .cache/carry (typst/pypdf wheels, a bubblewrap binary): the GPU image has neither. Each phase prints a header; a failing phase does not stop the others.
 set -uo pipefail
@@ -61,6 +61,15 @@ bench)
 fidelity)
     step "timing fidelity: 5 grades of reference/fused.cu"
     $PY tools/fidelity.py reference/fused.cu 2>&1 | tee "$OUT/fidelity.txt" ;;
+profile)
+    step "Nsight Compute on the references (make profile; the fused reference is the student)"
+    make profile SUBMISSION=reference/fused.cu LABEL=references_h200 2>&1 | tail -40 | tee "$OUT/profile.txt"
+    cp reference/profiles/references_h200_raw.csv reference/profiles/references_h200_details.csv "$OUT/"
+    step "tensor-pipe metrics and warp stalls of every kernel (the FP32 counters miss the mma FLOPs)"
+    ncu --clock-control none --nvtx --nvtx-include profile/ --section WarpStateStats \
+        --metrics gpu__time_duration.sum,sm__inst_executed_pipe_tensor_op_hmma.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__throughput.avg.pct_of_peak_sustained_elapsed,gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active \
+        --csv --print-units base $PY -m grader.profile_driver reference/fused.cu > "$OUT/tensor_metrics.csv" 2> "$OUT/tensor_metrics.err"
+    tail -3 "$OUT/tensor_metrics.err"; wc -l "$OUT/tensor_metrics.csv" ;;
 demo)
     step "make demo"
     make demo OUT="$OUT" 2>&1 | tee "$OUT/demo.txt" ;;

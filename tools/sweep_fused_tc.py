@@ -31,6 +31,9 @@ VARIANTS = {
     "wide_only": {"if (wide_blocks >= sm_count())": "if (true)"},
     "narrow_only": {"if (wide_blocks >= sm_count())": "if (false)"},
     "nosplit": {"std::min(slots / row_blocks, key_tiles)": "1"},
+    # wide blocks: one per SM at D = 64 too (no register cap), or two at D = 128 (32-key tiles)
+    "wide1": {"Block<D, 8, 64, D <= 64 ? 2 : 1>": "Block<D, 8, 64>"},
+    "wide2_k32": {"Block<D, 8, 64, D <= 64 ? 2 : 1>": "Block<D, 8, D <= 64 ? 64 : 32, 2>"},
 }
 
 parser = argparse.ArgumentParser()
