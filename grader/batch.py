@@ -44,6 +44,7 @@ from .result import GradeResult, write_json_atomic
 ZIP_MAX_BYTES = 64 << 20
 ZIP_MAX_FILES = 2000
 GRADER_KEY_VERSION = "1"
+AHEAD_PER_GPU = 3              # GPU children per GPU: the one timing + those started ahead
 
 
 class BatchError(Exception):
@@ -192,7 +193,9 @@ class Batch:
         self.out = opts.out.resolve()
         self.cfg = opts.cfg
         self.compile_slots = threading.Semaphore(max(1, opts.jobs))
-        self.ahead = threading.Semaphore(2 * max(1, len(opts.gpus)))   # GPU children started ahead
+        # GPU children alive at once: one timing on each GPU and two more per GPU starting
+        # ahead (a start takes ~3-8 s, loaded; with two GPUs a GPU frees every ~3 s)
+        self.ahead = threading.Semaphore(AHEAD_PER_GPU * max(1, len(opts.gpus)))
         self.gpu_uuids: dict[str, str] = {}
         # device slots by backend: "gpuN" take CUDA submissions, "cpu" the CPU ones
         self.devices: dict[str, queue.Queue] = {"cuda": queue.Queue(), "cpu": queue.Queue()}
@@ -288,7 +291,7 @@ class Batch:
     def _device_phase_started_ahead(self, source: Path, base, backend: str) -> GradeResult:
         """A GPU submission's child is started before a GPU is free: it loads Python, torch
         and the binding module (~3 s, CPU only) while the GPUs are busy, and gets its GPU
-        when one frees (RunOptions.gate). At most two children per GPU wait ahead."""
+        when one frees (RunOptions.gate). At most AHEAD_PER_GPU - 1 children per GPU wait."""
         from .run import grade
         held = []
 

@@ -6,7 +6,10 @@ check, bench, PDF) on one GPU, then on two, with the wall time and the ratio pri
 The class is made of real kernels: copies of the reference CUDA kernels (naive, fused,
 fused_opt) and of the GPU test submissions (correct, wrong, out-of-bounds), each with a
 distinct comment so that every one is compiled separately, as a real class would be.
-Each run writes a fresh OUT folder (nothing is reused between the two runs).
+Each run grades a class of its own (a salt in every source, so no run finds another's
+builds in the cache) into a fresh OUT folder. The grader's binding module and the
+reference kernels are built once, by the first run (or before it), as on any installed
+grader; `--cold` removes the build cache before each run.
 """
 from __future__ import annotations
 
@@ -25,7 +28,7 @@ KINDS = [("reference/fused.cu", 4), ("reference/naive.cu", 2), ("reference/fused
          ("tests/submissions/gpu/correct_rows.py", 1), ("tests/submissions/gpu/never_writes_tail.py", 1)]
 
 
-def make_class(dest: Path, n: int) -> Counter:
+def make_class(dest: Path, n: int, salt: str = "") -> Counter:
     if dest.exists():
         shutil.rmtree(dest)
     dest.mkdir(parents=True)
@@ -35,9 +38,9 @@ def make_class(dest: Path, n: int) -> Counter:
         rel = cycle[i % len(cycle)]
         text = (REPO / rel).read_text()
         if rel.endswith(".cu"):
-            text = f'_CUDA_SRC = r"""\n// student {i:03d}\n{text}\n"""\n'
+            text = f'_CUDA_SRC = r"""\n// student {i:03d} {salt}\n{text}\n"""\n'
         else:
-            text = text.replace('_CUDA_SRC = r"""', f'_CUDA_SRC = r"""\n// student {i:03d}', 1)
+            text = text.replace('_CUDA_SRC = r"""', f'_CUDA_SRC = r"""\n// student {i:03d} {salt}', 1)
         (dest / f"s{i:03d}.py").write_text(text)
         kinds[Path(rel).stem] += 1
     return kinds
@@ -50,8 +53,12 @@ def run(subs: Path, out: Path, gpus: str, jobs: int) -> dict:
            "--jobs", str(jobs)]
     t0 = time.monotonic()
     proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    finished = []                          # when each submission's progress line came
     for line in proc.stdout:               # the batch's own log, as it happens
-        print(f"  {time.monotonic() - t0:6.1f} s  {line.rstrip()}", flush=True)
+        now = time.monotonic() - t0
+        print(f"  {now:6.1f} s  {line.rstrip()}", flush=True)
+        if line.startswith("[") and "ETA" in line:
+            finished.append(now)
     proc.wait()
     wall = time.monotonic() - t0
     if proc.returncode != 0:
@@ -69,7 +76,16 @@ def run(subs: Path, out: Path, gpus: str, jobs: int) -> dict:
     print("  mean seconds per stage of the device phase: "
           + ", ".join(f"{k} {sum(v) / len(v):.2f}" for k, v in sorted(stages.items())))
     print("  submissions per GPU (by UUID): " + ", ".join(f"{u[-8:]} {n}" for u, n in sorted(gpus_used.items())))
+    # steady state: the interval between completions after the first fifth (the start-up:
+    # binding module, reference run, first compiles) until the last one
+    k = len(finished) // 5
+    steady = (finished[-1] - finished[k]) / (len(finished) - 1 - k) if len(finished) - 1 > k else None
+    first = finished[0] if finished else None
+    print(f"  first submission done at {first:.1f} s; steady state {steady:.2f} s per submission "
+          f"(completions {k + 1}..{len(finished)})" if steady else "  too few completions for a steady state")
     return {"gpus": gpus, "wall_s": round(wall, 1), "n": len(rows), "pdfs": pdfs,
+            "first_done_s": round(first, 1) if first else None,
+            "steady_s_per_submission": round(steady, 2) if steady else None,
             "per_min": round(len(rows) / wall * 60, 2),
             "statuses": dict(Counter(r["status"] for r in rows)),
             "summary_pdf": (out / "summary.pdf").is_file()}
@@ -82,19 +98,32 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=16)
     ap.add_argument("--work", default="/tmp/batch-throughput")
     ap.add_argument("--json", help="write the figures here")
+    ap.add_argument("--cold", action="store_true", help="remove the build cache before each run")
     args = ap.parse_args()
     work = Path(args.work)
-    kinds = make_class(work / "subs", args.n)
-    print(f"{args.n} submissions: {dict(kinds)}")
     results = []
+    if not args.cold:      # an installed grader: binding module and references built, untimed
+        make_class(work / "subs-warmup", 1, salt=f"warm-up {time.time_ns()}")
+        print("warm-up (not timed): one submission, to build the binding module and the references")
+        run(work / "subs-warmup", work / "out-warmup", args.gpus[0].split(",")[0], args.jobs)
     for gpus in args.gpus:
-        r = run(work / "subs", work / f"out-{gpus.replace(',', '_')}", gpus, args.jobs)
+        if args.cold:
+            sys.path.insert(0, str(REPO))
+            from grader.compile import cache_root
+            shutil.rmtree(cache_root(), ignore_errors=True)
+        # a class of its own per run (a salt in every source): no run reuses another's builds
+        name = gpus.replace(',', '_')
+        kinds = make_class(work / f"subs-{name}", args.n, salt=f"run {name} {time.time_ns()}")
+        print(f"{args.n} submissions: {dict(kinds)}")
+        r = run(work / f"subs-{name}", work / f"out-{name}", gpus, args.jobs)
         results.append(r)
         print(f"GPUs {gpus}: {r['n']} graded in {r['wall_s']} s ({r['per_min']} per minute), "
               f"{r['pdfs']} report PDFs, summary.pdf {r['summary_pdf']}; {r['statuses']}")
     if len(results) >= 2:
-        print(f"throughput ratio ({results[1]['gpus']} vs {results[0]['gpus']}): "
-              f"{results[1]['per_min'] / results[0]['per_min']:.2f}x")
+        a, b = results[0], results[1]
+        print(f"throughput ratio ({b['gpus']} vs {a['gpus']}): end to end {b['per_min'] / a['per_min']:.2f}x"
+              + (f", steady state {a['steady_s_per_submission'] / b['steady_s_per_submission']:.2f}x"
+                 if a["steady_s_per_submission"] and b["steady_s_per_submission"] else ""))
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
 
