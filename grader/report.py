@@ -254,7 +254,7 @@ def context(doc: dict, build: Path, profile_dir: Path | None = None, before: dic
                  "sm": "-" if p["compute_pct"] is None else f"{p['compute_pct']:.1f}",
                  "dram": "-" if p["dram_pct"] is None else f"{p['dram_pct']:.2f}",
                  "bound": p["bound"] or "-"} for p in profiles]
-    roofline_svg, measured_rows, before_after = None, [], None
+    roofline_svg, measured_rows, before_after, roofline_notes = None, [], None, []
     if profiles:
         from . import roofline
         from .ncu import KernelProfile
@@ -266,7 +266,14 @@ def context(doc: dict, build: Path, profile_dir: Path | None = None, before: dic
                           "naive": f"{r['model_naive_bytes'] / 1e6:.2f}", "fused": f"{r['model_fused_bytes'] / 1e6:.2f}"}
                          for r in compare(kps, shape0["B"], shape0["H"], shape0["D"])]
         before_after = compare_profiles(profiles)
-        pts = roofline.gpu_points(kps)
+        shape = (shape0["B"], shape0["H"], shape0["D"])
+        pts = roofline.gpu_points(kps, shape)
+        tc = roofline.tensor_core_ranges(kps, *shape)
+        if tc:
+            seen = ", ".join(f"{name} {counted / model:.0%}" for name, (counted, model) in tc.items())
+            roofline_notes.append(f"the FP32 counters saw only part of the model's FLOPs in {seen}: those "
+                                  "kernels multiply on tensor cores, which the counters do not count. Their "
+                                  "roofline points use the model's FLOPs over the range's measured time and bytes")
         if pts:
             roofline.chart(roofline.gpu_ceilings(kps), pts, build / "roofline.svg")
             roofline_svg = lit("roofline.svg")
@@ -311,7 +318,7 @@ def context(doc: dict, build: Path, profile_dir: Path | None = None, before: dic
         "ai_rows": ai_rows, "ai_B": shape0["B"], "ai_H": shape0["H"], "ai_D": shape0["D"],
         "sol_rows": sol_rows, "roofline": roofline_svg, "shots": shots,
         "measured_rows": measured_rows, "before_after": before_after,
-        "profile_notes": doc.get("profile_notes", []),
+        "profile_notes": doc.get("profile_notes", []) + roofline_notes,
         "answers": [(title, markdown_to_typst(answers[key]) if key in answers else None)
                     for key, title in zip(SECTION_KEYS, SECTIONS)],
         "source": lit(source), "source_lang": lit("cpp"), "has_source": bool(source),

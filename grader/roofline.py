@@ -61,11 +61,51 @@ def gpu_ceilings(profiles: list, device: str = "H200") -> Ceilings:
     return GPU_TABLE[device]
 
 
-def gpu_points(profiles: list) -> list[Point]:
-    """A DRAM and an L2 point per profiled kernel (tool kernels and kernels without FLOPs left out)."""
-    points = []
+# A `<name>_S<S>` range whose FP32 counters saw less than this share of the model's FLOPs
+# does its products elsewhere: tensor cores (mma/wmma are not FFMA/FADD/FMUL instructions).
+COUNTED_SHARE_MIN = 0.25
+MODEL_FLOPS = "model FLOPs"
+
+
+def tensor_core_ranges(profiles: list, B: int, H: int, D: int) -> dict:
+    """range -> (counted FP32 FLOPs, model FLOPs) for the ranges whose counters saw less than
+    COUNTED_SHARE_MIN of the model's FLOPs (grader/ai_model.py: the fused count)."""
+    from .ai_model import fused
+    ranges: dict = {}
     for p in profiles:
-        if p.tool_kernel or not p.flop_per_s:
+        m = re.fullmatch(r"(\w+?)_S(\d+)", p.nvtx or "")
+        if m and not p.tool_kernel:
+            ranges.setdefault(p.nvtx, (int(m[2]), []))[1].append(p)
+    out = {}
+    for name, (S, ps) in ranges.items():
+        if any(p.flop is None or p.total_duration_us is None for p in ps):
+            continue
+        counted, model = sum(p.flop for p in ps), fused(B, H, S, D).flops
+        if counted < COUNTED_SHARE_MIN * model:
+            out[name] = (counted, model)
+    return out
+
+
+def gpu_points(profiles: list, shape: tuple | None = None) -> list[Point]:
+    """A DRAM and an L2 point per profiled kernel (tool kernels and kernels without FLOPs left out).
+
+    With `shape` = (B, H, D) of the profiled calls, a range whose FP32 counters missed most
+    of the model's FLOPs (tensor_core_ranges) gets one point per level for the whole range
+    instead: the model's FLOPs over the range's measured time and bytes, labelled
+    "(model FLOPs)". Its counter-based points would sit 10-20x too low."""
+    points = []
+    tc = tensor_core_ranges(profiles, *shape) if shape else {}
+    for name in tc:
+        ps = [p for p in profiles if p.nvtx == name and not p.tool_kernel]
+        seconds = sum(p.total_duration_us for p in ps) * 1e-6
+        flops = tc[name][1]
+        group = re.sub(r"_S\d+$", "", name)
+        for level, attr in (("DRAM", "dram_bytes"), ("L2", "l2_bytes")):
+            moved = [getattr(p, attr) for p in ps]
+            if seconds > 0 and None not in moved and sum(moved) > 0:
+                points.append(Point(f"{name} ({MODEL_FLOPS})", group, level, flops / sum(moved), flops / seconds))
+    for p in profiles:
+        if p.tool_kernel or not p.flop_per_s or p.nvtx in tc:
             continue
         name = re.sub(r"\(.*", "", p.kernel).split("::")[-1]
         group = re.sub(r"_S\d+$", "", p.nvtx) if p.nvtx else name

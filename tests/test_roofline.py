@@ -81,3 +81,24 @@ def test_cli_roofline_from_ncu(tmp_path):
                            "--out", str(out)], cwd=REPO, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert out.exists() and "ridge 13.9 FLOP/byte" in proc.stdout
+
+
+def test_tensor_core_ranges_use_the_model_flops():
+    """fused_opt multiplies on tensor cores: the FP32 counters see ~6% of its FLOPs, so its
+    roofline points use the model's FLOPs over its measured time; the other ranges keep the
+    counters (the naive and simple fused kernels' counters match the model)."""
+    from grader.ai_model import fused
+    profiles = read_files([NCU / "references_h200_raw.csv"])
+    tc = roofline.tensor_core_ranges(profiles, 1, 8, 64)
+    assert set(tc) == {"fused_opt_S128", "fused_opt_S512", "fused_opt_S1024"}
+    counted, model = tc["fused_opt_S1024"]
+    assert model == fused(1, 8, 1024, 64).flops and counted < 0.1 * model
+    points = roofline.gpu_points(profiles, (1, 8, 64))
+    opt = [p for p in points if p.label == "fused_opt_S1024 (model FLOPs)"]
+    assert {p.level for p in opt} == {"DRAM", "L2"}
+    seconds = sum(p.total_duration_us for p in profiles if p.nvtx == "fused_opt_S1024") * 1e-6
+    assert opt[0].flop_per_s == pytest.approx(model / seconds)
+    assert 30e12 < opt[0].flop_per_s < 66.8e12                   # ~43 TFLOP/s (45.4 + 5.5 us)
+    assert not [p for p in points if p.group == "fused_opt" and "model FLOPs" not in p.label]
+    assert len([p for p in points if p.group == "naive"]) == 18   # counters kept: 3 sizes x 3 kernels x 2 levels
+    assert len(roofline.gpu_points(profiles)) == 42               # without the shape: every kernel's counters
