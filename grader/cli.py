@@ -126,14 +126,15 @@ def cmd_roofline(args) -> int:
     try:
         if args.ncu:
             profiles = read_files(args.ncu)
-            ceilings, points = roofline.gpu_ceilings(profiles), roofline.gpu_points(profiles)
+            b = config_mod.load(args.config).bench_shapes[0]      # the shape `make profile` ran
+            ceilings, points = roofline.gpu_ceilings(profiles), roofline.gpu_points(profiles, (b.B, b.H, b.D))
         else:
             doc = json.loads(Path(args.results).read_text()) if args.results else {"bench": []}
             ceilings = roofs(args.advisor_roofs) if args.advisor_roofs else roofline.measure_cpu_ceilings()
             points = roofline.cpu_points(doc["bench"])
         if args.advisor:
             points += survey_points(args.advisor)
-    except (NcuError, AdvisorError, OSError, KeyError, ValueError) as e:
+    except (NcuError, AdvisorError, ConfigError, OSError, KeyError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE
     path = roofline.chart(ceilings, points, args.out)
@@ -281,6 +282,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--advisor", metavar="CSV", help="Intel Advisor survey CSV: its loops as dots")
     r.add_argument("--advisor-roofs", metavar="CSV", help="Intel Advisor roofs CSV: ceilings instead of measuring")
     r.add_argument("--out", default="report/roofline.svg")
+    r.add_argument("--config", default=str(config_mod.DEFAULT_CONFIG),
+                   help="the config the profile ran with (B, H, D of its benchmark shapes)")
     r.set_defaults(func=cmd_roofline)
     rp = sub.add_parser("report", help="render the PDF report from a results JSON (any machine)")
     rp.add_argument("results", help="the JSON `grade --json` wrote")

@@ -105,6 +105,40 @@ def test_before_after_and_model_vs_measured_from_profiles(tmp_path):
     assert "Modelvsmeasuredbytes" in text and "naive_S1024" in text and "142.61" in text
 
 
+def test_two_make_profile_exports_show_each_reference_once(tmp_path):
+    """`make profile LABEL=before` and `LABEL=after` both export the references too: the
+    report shows the newest export whole plus the earlier student's kernels (renamed
+    before_student_S...), and a tensor-core student's AI uses the model's FLOPs."""
+    import shutil
+
+    from grader.config import load
+    from grader.report import compare_profiles, shown_profiles
+    from grader.run import grade
+    ncu = TESTS / "fixtures" / "ncu"
+    folder = tmp_path / "ada"
+    (folder / "profiles").mkdir(parents=True)
+    shutil.copy(TESTS / "submissions" / "invalid" / "compile_error.py", folder / "attention.py")
+    for label, export in (("before", "naive_h200"), ("after", "fused_tc_h200")):
+        for page in ("raw", "details"):
+            shutil.copy(ncu / f"{export}_{page}.csv", folder / "profiles" / f"{label}_{page}.csv")
+    result = grade(folder, load(TESTS / "fast_config.toml"), backend="cpu")
+    profiles = list(result.profiles)
+    assert len(profiles) == 27 + 24             # naive as the student: 3 kernels; fused_tc: 2
+    shown = shown_profiles(profiles)
+    ranges = [p["nvtx"] for p in shown]
+    assert ranges.count("naive_S1024") == 3 and ranges.count("student_S1024") == 2
+    assert ranges.count("before_student_S1024") == 3 and len(shown) == 24 + 9
+    rows = {r["what"]: r for r in compare_profiles(profiles, (1, 8, 64))["rows"]}
+    ai = rows["AI at DRAM (FLOP/byte; model FLOPs for after (tensor cores))"]
+    assert float(ai["after"]) > 100 and float(ai["before"]) < 30     # ~146 vs ~25: fusion moves right
+    assert float(rows["time (sum of the kernels, us)"]["after"]) < 60
+    out = tmp_path / "r.json"
+    out.write_text(json.dumps(result.to_json()))
+    text = _squash(_text(render(out, tmp_path / "r.pdf", profile_dir=folder / "profiles")))
+    assert text.count("naive_S1024") == 4       # 3 kernels in the SOL table + 1 model-vs-measured row
+    assert "before_student_S1024" in text and "tensorcores" in text
+
+
 def test_cpu_report_draws_the_measured_roofline(tmp_path):
     import json as _json
     from pathlib import Path as _Path

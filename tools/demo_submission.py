@@ -4,7 +4,8 @@
 
 writes DEST/attention.py (the source as `_CUDA_SRC` / `_CPP_SRC`), DEST/report.md (the
 course's model answers, reference/report.md) and, for a CUDA kernel, DEST/profiles/ with
-the Nsight Compute exports of the references measured on an H200 (tests/fixtures/ncu).
+Nsight Compute exports measured on an H200 (tests/fixtures/ncu): `before` = the naive
+kernels as the student, `after` = this kernel as the student.
 """
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+# kernel -> the fixture export in which it was the profiled student (references_h200: fused.cu)
+PROFILED = {"naive": "naive_h200", "fused": "references_h200", "fused_tc": "fused_tc_h200"}
 
 
 def stage(kernel: Path, dest: Path) -> Path:
@@ -27,10 +30,15 @@ def stage(kernel: Path, dest: Path) -> Path:
                                        f'{var} = r"""\n{text}"""\n')
     shutil.copy(REPO / "reference" / "report.md", dest / "report.md")
     if kernel.suffix == ".cu":
+        # `make profile` exports measured on an H200 with this kernel as the student (each
+        # holds the references too): the naive kernels as "before", the kernel as "after"
         (dest / "profiles").mkdir()
-        for page in ("raw", "details"):
-            shutil.copy(REPO / "tests" / "fixtures" / "ncu" / f"references_h200_{page}.csv",
-                        dest / "profiles" / f"references_h200_{page}.csv")
+        labels = {"before": "naive_h200"} if kernel.stem != "naive" else {}
+        labels["after"] = PROFILED.get(kernel.stem, "references_h200")
+        for label, export in labels.items():
+            for page in ("raw", "details"):
+                shutil.copy(REPO / "tests" / "fixtures" / "ncu" / f"{export}_{page}.csv",
+                            dest / "profiles" / f"{label}_{page}.csv")
     return dest
 
 
