@@ -293,8 +293,11 @@ def compile_source(src: Source, cfg: Config) -> tuple[CompileResult, Kernel | No
         ok, library, log, headers = _build(src, cfg, root, name)
         seconds = time.perf_counter() - t0
         marker.parent.mkdir(parents=True, exist_ok=True)
+        # the library relative to its build folder: a cache that moves (a copied repo, another
+        # GRADER_CACHE) still finds it
         (root / "RESULT.json.tmp").write_text(json.dumps(
-            {"ok": ok, "library": library, "log": log, "seconds": seconds, "headers": headers}))
+            {"ok": ok, "library": os.path.relpath(library, root) if ok else "", "log": log,
+             "seconds": seconds, "headers": headers}))
         os.replace(root / "RESULT.json.tmp", marker)
     result = CompileResult(ok=ok, seconds=round(seconds, 2), log=log, module=name, build_dir=str(root),
                            headers=headers)
@@ -302,14 +305,29 @@ def compile_source(src: Source, cfg: Config) -> tuple[CompileResult, Kernel | No
 
 
 def _reuse(root: Path, name: str) -> tuple[CompileResult, Kernel | None] | None:
-    """The earlier build in `root` (loaded if it succeeded), or None if there is none."""
+    """The earlier build in `root` (loaded if it succeeded), or None if there is none or it
+    cannot be loaded any more (its library gone, or a library it links to moved with the
+    cache: the proxy builds link to the binding module by path): then it is rebuilt."""
     marker = root / "RESULT.json"
     if not marker.is_file():
         return None
-    prev = json.loads(marker.read_text())
+    try:
+        prev = json.loads(marker.read_text())
+    except ValueError:
+        return None
     cached = CompileResult(ok=prev["ok"], seconds=0.0, log=prev["log"], cached=True, module=name,
                            build_dir=str(root), headers=prev.get("headers", ""))
-    return cached, (_load(prev["library"]) if prev["ok"] else None)
+    if not prev["ok"]:
+        return cached, None
+    library = root / prev["library"]             # relative since BUILD_VERSION 5 (absolute before)
+    if not library.is_file():
+        return None
+    try:
+        return cached, _load(str(library))
+    except RuntimeError as e:                    # dlopen failed; a student's static initialiser
+        if str(e).startswith("cannot load "):    # that throws is an error of the kernel, not this
+            return None
+        raise
 
 
 def _next_tier(tier: str, log: str) -> bool:

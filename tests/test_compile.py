@@ -70,3 +70,42 @@ def test_only_header_related_errors_trigger_the_full_header_rebuild():
     assert build.needs_full_headers("x.py:7:9: error: 'cross_entropy' is not a member of 'torch'")
     assert build.needs_full_headers('x.py:3:10: fatal error: ATen/cuda/CUDAContext.h: No such file or directory')
     assert not build.needs_full_headers("x.py:9:36: error: expected ';' before 'return'")
+
+
+def test_a_moved_cache_still_finds_its_builds(tmp_path):
+    """A build's library is recorded relative to its folder: a copied repo (or another
+    GRADER_CACHE) reuses the build; a library that is gone is rebuilt, never a crash."""
+    import json
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from conftest import REPO
+    script = ("import json, sys, torch; from grader import compile as b; from grader.config import load; "
+              "from grader.parse import parse; src = parse(sys.argv[1]).sources['cpp']; "
+              "r, k = b.compile_source(src, load()); q = torch.randn(1, 1, 8, 64); "
+              "print(json.dumps({'ok': r.ok, 'cached': r.cached, 'err': float((k(q, q, q) - "
+              "torch.softmax(q @ q.transpose(-1, -2) / 8, -1) @ q).abs().max())}))")
+    import time
+    text = (SUBMISSIONS / "correct" / "scalar_loop.py").read_text()   # a source no cache holds yet
+    (tmp_path / "attention.py").write_text(text.replace('_CPP_SRC = r"""', f'_CPP_SRC = r"""\n// {time.time_ns()}', 1))
+    sub = str(tmp_path / "attention.py")
+
+    def run(cache):    # the binding module comes from the repo's cache (GRADER_SHARED_CACHE)
+        env = dict(os.environ, GRADER_CACHE=str(cache), GRADER_SHARED_CACHE=str(build.cache_root()))
+        proc = subprocess.run([sys.executable, "-c", script, sub], cwd=REPO, env=env, capture_output=True,
+                              text=True)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+    build.prepare()
+    first = run(tmp_path / "a")
+    assert first["ok"] and not first["cached"] and first["err"] < 1e-4
+    shutil.move(tmp_path / "a", tmp_path / "b")
+    moved = run(tmp_path / "b")
+    assert moved["ok"] and moved["cached"] and moved["err"] < 1e-4
+    for marker in (tmp_path / "b").glob("build/*/RESULT.json"):     # its library gone: rebuilt
+        doc = json.loads(marker.read_text())
+        (marker.parent / doc["library"]).unlink()
+    rebuilt = run(tmp_path / "b")
+    assert rebuilt["ok"] and not rebuilt["cached"] and rebuilt["err"] < 1e-4
