@@ -29,7 +29,7 @@ batch)
     $PY -m pytest -q -p no:cacheprovider -m gpu tests/test_batch.py 2>&1 | tee "$OUT/pytest_batch_gpu.txt" | tail -30 ;;
 throughput)
     step "batch throughput: ${N:-50} submissions on GPU 0, then on GPUs 0,1"
-    $PY tools/batch_throughput.py --n "${N:-50}" --gpus ${GPUS:-0 0,1} --jobs "$(nproc)" --json "$OUT/throughput.json" 2>&1 | tee "$OUT/throughput.txt" ;;
+    $PY tools/batch_throughput.py --n "${N:-50}" --gpus ${GPUS:-0 0,1} --jobs "${JOBS:-16}" --json "$OUT/throughput.json" 2>&1 | tee "$OUT/throughput.txt" ;;
 system)
     step system
     nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv
