@@ -204,7 +204,7 @@ def _student_totals(kernels: list, shape: tuple | None = None) -> dict:
 
 def profile_labels(profiles: list) -> list[str]:
     """The labels of the profiles, in the order they are compared: `before` first, `after` last."""
-    return sorted({p["profile"] for p in profiles}, key=lambda l: (l != "before", l == "after", l))
+    return sorted({p.get("profile", "") for p in profiles}, key=lambda l: (l != "before", l == "after", l))
 
 
 def shown_profiles(profiles: list) -> list:
@@ -215,9 +215,9 @@ def shown_profiles(profiles: list) -> list:
     labels = profile_labels(profiles)
     if len(labels) < 2:
         return profiles
-    shown = [p for p in profiles if p["profile"] == labels[-1]]
+    shown = [p for p in profiles if p.get("profile", "") == labels[-1]]
     for label in labels[:-1]:
-        mine = [p for p in profiles if p["profile"] == label]
+        mine = [p for p in profiles if p.get("profile", "") == label]
         student = [p for p in mine if (p.get("nvtx") or "").startswith("student")]
         shown += [dict(p, nvtx=f"{label}_{p['nvtx']}") if p.get("nvtx") else p for p in (student or mine)]
     return shown
@@ -230,8 +230,8 @@ def compare_profiles(profiles: list, shape: tuple | None = None) -> dict | None:
     if len(labels) < 2:
         return None
     first, last = labels[0], labels[-1]
-    a = _student_totals([p for p in profiles if p["profile"] == first], shape)
-    b = _student_totals([p for p in profiles if p["profile"] == last], shape)
+    a = _student_totals([p for p in profiles if p.get("profile", "") == first], shape)
+    b = _student_totals([p for p in profiles if p.get("profile", "") == last], shape)
     if not a or not b:
         return None
     f = lambda x, spec: "-" if x is None else format(x, spec)  # noqa: E731
@@ -299,8 +299,8 @@ def context(doc: dict, build: Path, profile_dir: Path | None = None, before: dic
                           "l2": "-" if r["l2_bytes"] is None else f"{r['l2_bytes'] / 1e6:.2f}",
                           "naive": f"{r['model_naive_bytes'] / 1e6:.2f}", "fused": f"{r['model_fused_bytes'] / 1e6:.2f}"}
                          for r in compare(kps, shape0["B"], shape0["H"], shape0["D"])]
-        before_after = compare_profiles(all_profiles, (shape0["B"], shape0["H"], shape0["D"]))
-        shape = (shape0["B"], shape0["H"], shape0["D"])
+        shape = (shape0["B"], shape0["H"], shape0["D"])       # the shape `make profile` ran
+        before_after = compare_profiles(all_profiles, shape)
         pts = roofline.gpu_points(kps, shape)
         tc = roofline.tensor_core_ranges(kps, *shape)
         if tc:
