@@ -36,6 +36,7 @@ from .result import CompileResult
 PRELUDE_DIR = Path(__file__).resolve().parent / "prelude"
 PROXY_DIR = Path(__file__).resolve().parent / "prelude_cuda"
 PROXY_ABI_DIR = Path(__file__).resolve().parent / "proxy_abi"   # shared with dispatch.cpp
+COMMON_HEADERS_DIR = Path(__file__).resolve().parent / "prelude_common"   # included by both preludes
 CPU_WHEEL_PRELUDE = Path(__file__).resolve().parent / "prelude_cpu_wheel"
 DISPATCH_SRC = Path(__file__).resolve().parent / "dispatch.cpp"
 ENTRY_FILE = "grader_entry"   # the file name compile errors in the appended entry carry
@@ -194,7 +195,7 @@ def _build_args(src: Source, cfg: Config, tier: str, link: bool = True) -> dict:
 def source_hash(src: Source, cfg: Config) -> str:
     """Key of a build folder: changes whenever anything that affects the binary does."""
     h = hashlib.sha256()
-    headers = sorted(p for d in (PRELUDE_DIR, PROXY_DIR, PROXY_ABI_DIR) for p in d.rglob("*.h"))
+    headers = sorted(p for d in (PRELUDE_DIR, PROXY_DIR, PROXY_ABI_DIR, COMMON_HEADERS_DIR) for p in d.rglob("*.h"))
     for part in (BUILD_VERSION, _torch_key(), annotate(src), json.dumps(_build_args(src, cfg, "lean")),
                  DISPATCH_SRC.read_text(), *(p.read_text() for p in headers)):
         h.update(part.encode())

@@ -79,25 +79,4 @@ inline Tensor full(IntArrayRef size, const Scalar& fill_value, TensorOptions opt
 }  // namespace at
 
 // The same names <torch/types.h> puts in namespace torch.
-namespace torch {
-using namespace at;  // NOLINT: torch::Tensor, torch::empty, ... are the at:: ones
-using std::nullopt;
-using std::optional;
-using Dtype = at::ScalarType;
-constexpr auto kUInt8 = at::kByte;
-constexpr auto kInt8 = at::kChar;
-constexpr auto kInt16 = at::kShort;
-constexpr auto kInt32 = at::kInt;
-constexpr auto kInt64 = at::kLong;
-constexpr auto kFloat16 = at::kHalf;
-constexpr auto kFloat32 = at::kFloat;
-constexpr auto kFloat64 = at::kDouble;
-constexpr auto kU8 = kUInt8;
-constexpr auto kI8 = kInt8;
-constexpr auto kI16 = kInt16;
-constexpr auto kI32 = kInt32;
-constexpr auto kI64 = kInt64;
-constexpr auto kF16 = kFloat16;
-constexpr auto kF32 = kFloat32;
-constexpr auto kF64 = kFloat64;
-}  // namespace torch
+#include "../../prelude_common/torch_names.h"   // shared with the other tier
