@@ -15,7 +15,7 @@
 // the dropped small·small term is ~2^-22 relative, below fp32 rounding). That is
 // "3xTF32": fp32 accuracy at a third of the TF32 rate, still well above fp32 FMA.
 //
-// Work split: a block is kWarps warps (8, or 4 for small problems: see Wide/Narrow);
+// Work split: a block is Warps warps (8, or 4 for small problems: see Wide/Narrow);
 // warp w owns 16 query rows (the M of one m16n8k8 product). Per tile of kKeys keys,
 // each warp computes its 16×kKeys scores (kKeys/8 n-tiles × D/8 k-steps), does the
 // online softmax on the accumulator fragments, feeds its P (16×kKeys) from those same
@@ -58,7 +58,7 @@ constexpr float kLog2e = 1.4426950408889634f;
 // fragment loads).
 template <int D_, int Warps, int Keys, int MinBlocks = 1>
 struct Block {
-    static constexpr int D = D_, kWarps = Warps, kRows = 16 * Warps, kKeys = Keys, kThreads = 32 * Warps;
+    static constexpr int D = D_, kRows = 16 * Warps, kKeys = Keys, kThreads = 32 * Warps;
     static constexpr int kMinBlocks = MinBlocks;   // per SM: caps registers at 64K / (kThreads · MinBlocks)
     static constexpr int q_stride = D + 4, k_stride = D + 4, v_stride = D + 4;
     static constexpr int q = 0;
