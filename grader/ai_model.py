@@ -109,18 +109,24 @@ def trend(S_values: list[int], B: int = 1, H: int = 8, D: int = 64, elem_bytes: 
             "naive_factor": nv[1] / nv[0], "fused_factor": fu[1] / fu[0]}
 
 
-def compare(profiles: list, B: int, H: int, D: int, elem_bytes: int = 4) -> list[dict]:
-    """The model's bytes next to the measured DRAM and L2 bytes, per NVTX range
-    `<name>_S<S>` of a `make profile` export (all kernels of a range summed).
-    `profiles` are grader.ncu.KernelProfile objects (or anything with the same fields)."""
+def profile_ranges(profiles: list) -> dict:
+    """(name, S) -> the kernels of each NVTX range `<name>_S<S>` of a `make profile` export
+    (tool kernels left out). `profiles` are grader.ncu.KernelProfile objects (or anything
+    with the same fields)."""
     import re
     ranges: dict = {}
     for p in profiles:
         m = re.fullmatch(r"(\w+?)_S(\d+)", p.nvtx or "")
         if m and not p.tool_kernel:
             ranges.setdefault((m[1], int(m[2])), []).append(p)
+    return ranges
+
+
+def compare(profiles: list, B: int, H: int, D: int, elem_bytes: int = 4) -> list[dict]:
+    """The model's bytes next to the measured DRAM and L2 bytes, per NVTX range
+    `<name>_S<S>` of a `make profile` export (all kernels of a range summed)."""
     rows = []
-    for (name, S), ps in ranges.items():
+    for (name, S), ps in profile_ranges(profiles).items():
         dram = [p.dram_bytes for p in ps]
         l2 = [p.l2_bytes for p in ps]
         rows.append({"range": f"{name}_S{S}", "S": S, "kernels": len(ps),

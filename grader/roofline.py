@@ -70,19 +70,14 @@ MODEL_FLOPS = "model FLOPs"
 def tensor_core_ranges(profiles: list, B: int, H: int, D: int) -> dict:
     """range -> (counted FP32 FLOPs, model FLOPs) for the ranges whose counters saw less than
     COUNTED_SHARE_MIN of the model's FLOPs (grader/ai_model.py: the fused count)."""
-    from .ai_model import fused
-    ranges: dict = {}
-    for p in profiles:
-        m = re.fullmatch(r"(\w+?)_S(\d+)", p.nvtx or "")
-        if m and not p.tool_kernel:
-            ranges.setdefault(p.nvtx, (int(m[2]), []))[1].append(p)
+    from .ai_model import fused, profile_ranges
     out = {}
-    for name, (S, ps) in ranges.items():
+    for (_, S), ps in profile_ranges(profiles).items():
         if any(p.flop is None or p.total_duration_us is None for p in ps):
             continue
         counted, model = sum(p.flop for p in ps), fused(B, H, S, D).flops
         if counted < COUNTED_SHARE_MIN * model:
-            out[name] = (counted, model)
+            out[ps[0].nvtx] = (counted, model)
     return out
 
 
