@@ -1,26 +1,11 @@
-"""Batch grading: a class of untrusted submissions -> gradebook, reports, Gradescope results.
+"""Batch, scheduling: compile slots, device slots and the per-submission pipeline.
 
-`python -m grader batch SUBMISSIONS_DIR --out OUT` grades every entry of SUBMISSIONS_DIR
-(a folder, a `.py` file or a `.zip`; its name is the student id):
-
-1. Reference run, once per device slot (trusted, outside the sandbox): the reference
-   kernels are built into the shared cache and timed with the same harness, so each
-   student's grade times only their kernel and SDPA (interleaved, same process) and the
-   report shows the references from this run (`OUT/references/<slot>.json`).
-2. Per submission, in its own child process, sandboxed with bwrap when available
-   (grader/sandbox.py), in its own work folder `OUT/.work/<id>`:
-   a. compile (`--jobs` at once, on the CPU cores);
-   b. check + bench, holding one device slot: one GPU (`--gpus`; timings never share a
-      GPU) or, on the CPU backend, the whole machine (no compile runs while it times);
-   c. results.json, report.pdf, results_gradescope.json written atomically, then
-      `batch.json` (the key of what was graded) last.
-3. grades.csv and summary.pdf, rebuilt from the per-submission folders.
-
-Re-running skips every submission whose key (its files, the config incl. hidden
-configs and seed, the backend) is unchanged and whose outputs are complete, so a batch
-killed at any moment (even `kill -9`) completes on the next run with each submission
-exactly once. Scores are recomputed from the results on every run (a rubric change
-needs no regrade).
+Per submission, in its own child process (sandboxed per `policy.py`), in its own work
+folder `OUT/.work/<id>`: (a) compile, `--jobs` at once on the CPU cores; (b) check +
+bench holding one device slot: one GPU (`--gpus`; timings never share a GPU) or, on the
+CPU backend, the whole machine (no compile runs while it times); (c) the outputs
+(`outputs.py`). The reference kernels are timed once per device slot, trusted, outside
+the sandbox, so each student's grade times only their kernel and SDPA.
 """
 from __future__ import annotations
 
@@ -28,34 +13,21 @@ import hashlib
 import json
 import queue
 import shutil
-import stat
 import sys
 import threading
 import time
-import zipfile
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .config import Config, Deadline, Rubric
-from .result import GradeResult, write_json_atomic
+from ..config import Config, Deadline, Rubric
+from ..result import GradeResult, write_json_atomic
+from .discover import BatchError, Entry, discover, extract_zip, read_timestamps, shard_of, submission_key
+from .outputs import with_references, write_gradebook, write_submission
+from .policy import hidden_paths, sandbox_mode, warn
 
-ZIP_MAX_BYTES = 64 << 20
-ZIP_MAX_FILES = 2000
-GRADER_KEY_VERSION = "1"
 AHEAD_PER_GPU = 3              # GPU children per GPU: the one timing + those started ahead
-
-
-class BatchError(Exception):
-    """The batch cannot run (the instructor's input, not a student's)."""
-
-
-@dataclass(frozen=True)
-class Entry:
-    id: str              # student id: the entry's name (folder, or file stem)
-    path: Path           # as found in SUBMISSIONS_DIR
-    kind: str            # folder | py | zip
 
 
 @dataclass(frozen=True)
@@ -75,103 +47,6 @@ class BatchOptions:
     timestamps: Path | None = None
     render_pdf: bool = True
     memory_gb: float = 16.0                  # per submission, resident (grader/sandbox.py)
-
-
-# ---- finding the submissions ------------------------------------------------------------
-
-def discover(folder: Path) -> list[Entry]:
-    """Every submission in `folder`, sorted by id; names starting with '.' or '_' and
-    files other than .py/.zip (the timestamps CSV, notes) are skipped."""
-    if not folder.is_dir():
-        raise BatchError(f"{folder} is not a folder: pass the folder holding one subfolder, "
-                         ".py or .zip per student")
-    entries: dict[str, Entry] = {}
-    for p in sorted(folder.iterdir()):
-        if p.name.startswith((".", "_")):
-            continue
-        if p.is_dir():
-            kind, sid = "folder", p.name
-        elif p.suffix in (".py", ".zip") and p.is_file():
-            kind, sid = p.suffix[1:], p.stem
-        else:
-            continue
-        if sid in entries:          # alice/ and alice.zip: keep both, named apart
-            sid = p.name
-        entries[sid] = Entry(sid, p, kind)
-    return [entries[k] for k in sorted(entries)]
-
-
-def shard_of(entries: list[Entry], k: int, n: int) -> list[Entry]:
-    """Slice K of N (1-based), by position in the sorted list: stable across machines."""
-    return [e for i, e in enumerate(entries) if i % n == k - 1]
-
-
-def extract_zip(path: Path, dest: Path) -> Path:
-    """Unpack a .zip safely into `dest`: no absolute paths, no `..`, no links, bounded
-    size and count. Returns the folder that holds the submission (a single top folder is
-    descended into). Raises ValueError with the reason."""
-    if dest.exists():
-        shutil.rmtree(dest)
-    dest.mkdir(parents=True)
-    try:
-        zf = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError) as e:
-        raise ValueError(f"{path.name} is not a readable zip file ({e})") from None
-    with zf:
-        infos = zf.infolist()
-        if len(infos) > ZIP_MAX_FILES:
-            raise ValueError(f"{path.name} holds {len(infos)} files (at most {ZIP_MAX_FILES})")
-        if sum(i.file_size for i in infos) > ZIP_MAX_BYTES:
-            raise ValueError(f"{path.name} unpacks to more than {ZIP_MAX_BYTES >> 20} MiB")
-        for info in infos:
-            name = info.filename
-            parts = Path(name).parts
-            if name.startswith("/") or ".." in parts or ":" in name:
-                raise ValueError(f"{path.name}: unsafe path {name!r} in the zip")
-            if stat.S_ISLNK(info.external_attr >> 16):
-                raise ValueError(f"{path.name}: {name!r} is a symbolic link")
-            if parts and parts[0] == "__MACOSX":
-                continue
-            target = dest / name
-            if info.is_dir():
-                target.mkdir(parents=True, exist_ok=True)
-                continue
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with zf.open(info) as src, open(target, "wb") as out:
-                shutil.copyfileobj(src, out)
-    children = [c for c in dest.iterdir() if c.name != "__MACOSX"]
-    if len(children) == 1 and children[0].is_dir():
-        return children[0]
-    return dest
-
-
-def submission_key(folder_or_file: Path, cfg: Config, backend: str) -> str:
-    """Hash of everything a grade depends on: every file of the submission, the config
-    (hidden configs and seed included), the backend asked for, the grader's version."""
-    from .compile import BUILD_VERSION
-    h = hashlib.sha256()
-    files = [folder_or_file] if folder_or_file.is_file() else sorted(
-        p for p in folder_or_file.rglob("*") if p.is_file())
-    for p in files:
-        h.update(str(p.relative_to(folder_or_file if folder_or_file.is_dir() else p.parent)).encode())
-        h.update(b"\0")
-        h.update(p.read_bytes())
-        h.update(b"\0")
-    h.update(json.dumps(cfg.to_json(), sort_keys=True).encode())
-    h.update(f"{backend}|{BUILD_VERSION}|{GRADER_KEY_VERSION}".encode())
-    return h.hexdigest()[:20]
-
-
-def read_timestamps(path: Path | None) -> dict[str, str]:
-    """submission -> submitted_at from a CSV with those two columns (header required)."""
-    import csv
-    if path is None or not path.is_file():
-        return {}
-    with open(path, newline="") as f:
-        reader = csv.DictReader(f)
-        if not reader.fieldnames or not {"submission", "submitted_at"} <= set(reader.fieldnames):
-            raise BatchError(f"{path}: needs a header with the columns submission,submitted_at")
-        return {r["submission"].strip(): r["submitted_at"].strip() for r in reader if r.get("submission")}
 
 
 # ---- the run --------------------------------------------------------------------------------
@@ -202,50 +77,23 @@ class Batch:
         self.pending_refs = 0
         self.ref_errors: list[str] = []
         self.references: dict[str, dict] = {}
-        self.sandbox = self._sandbox_mode()
+        self.sandbox = sandbox_mode(opts.sandbox, warn)
         self.done = 0
         self.lock = threading.Lock()
         self.started = time.monotonic()
 
     # -- setup -------------------------------------------------------------------------
-    def _sandbox_mode(self) -> bool:
-        from .sandbox import bwrap_path
-        if self.opts.sandbox == "off":
-            self._warn("--sandbox off: submissions run WITHOUT a sandbox")
-            return False
-        if bwrap_path() is None:
-            if self.opts.sandbox == "on":
-                raise BatchError("--sandbox on, but bubblewrap is not usable here: install it "
-                                 "(apt install bubblewrap) or set GRADER_BWRAP")
-            self._warn("bubblewrap (bwrap) is not available: submissions run WITHOUT a sandbox. "
-                       "They can use the network and read other submissions and the hidden "
-                       "config. Install it: apt install bubblewrap")
-            return False
-        return True
-
-    def _warn(self, text: str) -> None:
-        bar = "!" * 78
-        print(f"{bar}\n!! WARNING: {text}\n{bar}", file=sys.stderr, flush=True)
-
-    def _hide(self) -> tuple:
-        hide = [self.opts.submissions.resolve(), self.out]
-        if self.opts.hidden_file:
-            hide.append(self.opts.hidden_file.resolve())
-        if self.opts.timestamps:
-            hide.append(self.opts.timestamps.resolve())
-        return tuple(hide)
-
     def _backend(self, sub) -> str:
         """The backend a submission is graded with (cuda if it can and a GPU is asked for)."""
-        from .run import choose_backend
+        from ..run import choose_backend
         return choose_backend(sub, self.opts.backend)[0]
 
     # -- reference run, once per slot ---------------------------------------------------------
     def _reference_run(self, slot: str, backend: str) -> dict:
-        from .run import RunOptions, grade
+        from ..run import RunOptions, grade
         ref = {"cuda": "reference/fused.cu", "cpu": "reference/fused.cpp"}[backend]
-        from .config import REPO_ROOT
-        from .compile import cache_root
+        from ..config import REPO_ROOT
+        from ..compile import cache_root
         env = {"TRITON_CACHE_DIR": str(cache_root() / "triton"), **_slot_env(slot)}
         t0 = time.monotonic()
         result = grade(REPO_ROOT / ref, self.cfg, backend=backend,
@@ -262,13 +110,13 @@ class Batch:
 
     # -- one submission -------------------------------------------------------------------
     def grade_one(self, entry: Entry, key: str, source: Path, backend: str) -> GradeResult:
-        from .run import RunOptions, grade
+        from ..run import RunOptions, grade
         workdir = self.out / ".work" / entry.id
         if workdir.exists():
             shutil.rmtree(workdir)
         workdir.mkdir(parents=True)
-        from .sandbox import Limits
-        base = RunOptions(workdir=workdir, sandbox=self.sandbox, hide=self._hide(),
+        from ..sandbox import Limits
+        base = RunOptions(workdir=workdir, sandbox=self.sandbox, hide=hidden_paths(self.opts),
                           limits=Limits(memory_bytes=int(self.opts.memory_gb * 2**30)))
         # a. compile, --jobs at once, no GPU
         with self.compile_slots:
@@ -286,13 +134,13 @@ class Batch:
                                options=replace(base, env=_slot_env(slot), references=False))
         finally:
             self.devices[backend].put(slot)
-        return _with_references(result, self.references.get(slot), slot)
+        return with_references(result, self.references.get(slot), slot)
 
     def _device_phase_started_ahead(self, source: Path, base, backend: str) -> GradeResult:
         """A GPU submission's child is started before a GPU is free: it loads Python, torch
         and the binding module (~3 s, CPU only) while the GPUs are busy, and gets its GPU
         when one frees (RunOptions.gate). At most AHEAD_PER_GPU - 1 children per GPU wait."""
-        from .run import grade
+        from ..run import grade
         held = []
 
         def gate() -> dict:
@@ -307,7 +155,7 @@ class Batch:
                 if held:
                     self.devices[backend].put(held[0])
         slot = held[0] if held else ""
-        return _with_references(result, self.references.get(slot), slot)
+        return with_references(result, self.references.get(slot), slot)
 
     @contextmanager
     def _exclusive_if_cpu(self, slot: str):
@@ -323,37 +171,17 @@ class Batch:
                 self.compile_slots.release()
 
     def finish_one(self, entry: Entry, key: str, result: GradeResult, seconds: float) -> dict:
-        folder = self.out / entry.id
-        folder.mkdir(parents=True, exist_ok=True)
         doc = result.to_json() if isinstance(result, GradeResult) else result
-        doc["submission"]["name"] = entry.id
-        write_json_atomic(folder / "results.json", doc)
-        pdf_note = ""
-        if self.opts.render_pdf:
-            from .report import ReportError, render
-            # rendering is CPU work, like compiling: it takes a compile slot, so it never
-            # runs while a CPU submission is being timed (that holds every slot)
-            with self.compile_slots:
-                try:
-                    render(folder / "results.json", folder / "report.pdf")
-                except (ReportError, ImportError) as e:
-                    pdf_note = f"report.pdf not written: {e}"
-                except Exception as e:  # noqa: BLE001 - a report bug must not lose the grade
-                    pdf_note = f"report.pdf not written (grader bug, please report): {type(e).__name__}: {e}"[:500]
-                    self.log(f"{entry.id}: {pdf_note}")
-        work = self.out / ".work" / entry.id
-        if (work / "output.log").is_file():
-            shutil.copy(work / "output.log", folder / "output.log")
-        shutil.rmtree(work, ignore_errors=True)
         record = {"submission": entry.id, "key": key, "verdict": doc["verdict"], "seconds": round(seconds, 2),
-                  "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "source": str(entry.path),
-                  "pdf_note": pdf_note}
-        write_json_atomic(folder / "batch.json", record)   # last: marks the submission complete
-        return record
+                  "source": str(entry.path)}
+        # rendering is CPU work, like compiling: it takes a compile slot, so it never runs
+        # while a CPU submission is being timed (that holds every slot)
+        return write_submission(self.out / entry.id, self.out / ".work" / entry.id, doc, record,
+                                self.opts.render_pdf, self.compile_slots, self.log)
 
     # -- the whole batch -----------------------------------------------------------------
     def run(self) -> dict:
-        from .parse import parse
+        from ..parse import parse
         opts = self.opts
         entries = shard_of(discover(opts.submissions), *opts.shard)
         self.out.mkdir(parents=True, exist_ok=True)
@@ -414,13 +242,13 @@ class Batch:
         arch, then time the references on every slot in the background: a slot takes
         submissions once its own reference run is done, and compiling starts at once."""
         import subprocess
-        from .config import REPO_ROOT
+        from ..config import REPO_ROOT
         proc = subprocess.run([sys.executable, "-c", "from grader import compile; compile.prepare()"],
                               cwd=REPO_ROOT, capture_output=True, text=True)
         if proc.returncode != 0:
             raise BatchError(f"building the grader's binding module failed: {proc.stderr.strip()[-500:]}")
         gpu_slots = [s for s in slots if s.startswith("gpu")]
-        from .system import _nvidia_smi
+        from ..system import _nvidia_smi
         self.gpu_uuids = {s: (_nvidia_smi("uuid", gpu=s[3:]) or [""])[0] for s in gpu_slots}
         if gpu_slots and self.cfg.cuda_arch == "auto":     # compile children see no GPU: pin the arch
             cap = (_nvidia_smi("compute_cap", gpu=gpu_slots[0][3:]) or [""])[0]
@@ -469,8 +297,8 @@ class Batch:
         return record.get("key") == key and (folder / "results.json").is_file()
 
     def _one(self, e: Entry, key: str, source: Path | None, backend: str, error: str | None) -> dict:
-        from .parse import Submission
-        from .run import _result, grade
+        from ..parse import Submission
+        from ..run import _result, grade
         t0 = time.monotonic()
         try:
             if error is not None:
@@ -502,89 +330,3 @@ class Batch:
 def _fmt_s(s: float) -> str:
     s = int(s)
     return f"{s // 60}m{s % 60:02d}s"
-
-
-def _with_references(result: GradeResult, ref_doc: dict | None, slot: str) -> dict:
-    """The student's results with the reference kernels' times of this slot's reference run."""
-    doc = result.to_json()
-    if not ref_doc or not doc.get("bench"):
-        return doc
-    by_s = {b["S"]: b for b in ref_doc.get("bench", [])}
-    for row in doc["bench"]:
-        ref = by_s.get(row["S"])
-        if not ref:
-            continue
-        for name in ("naive", "fused", "fused_opt"):
-            row[f"{name}_ms"] = ref.get(f"{name}_ms")
-            if name in ref.get("timings", {}):
-                row["timings"][name] = ref["timings"][name]
-    doc["timing"]["references"] = (f"reference kernels timed once on this device ({slot}) at the start of the "
-                                   "batch, with the same harness; the student's kernel and SDPA timed together")
-    return doc
-
-
-# ---- outputs rebuilt from the folders ---------------------------------------------------------
-
-def write_gradebook(out: Path, ids: list[str], cfg: Config, rubric: Rubric, deadline: Deadline | None,
-                    stamps: dict, render_pdf: bool = True) -> list[dict]:
-    """grades.csv, every results_gradescope.json and summary.pdf, from OUT/<id>/results.json."""
-    from . import gradebook as gb
-    rows, docs = [], []
-    sizes = [s.S for s in cfg.bench_shapes]
-    n_public, n_hidden = len(cfg.configs), len(cfg.hidden_configs)
-    for sid in ids:
-        folder = out / sid
-        try:
-            doc = json.loads((folder / "results.json").read_text())
-            json.loads((folder / "batch.json").read_text())
-        except (OSError, ValueError):
-            continue         # not graded (yet): a later run will
-        items = gb.score_items(doc, rubric, hidden_count=n_hidden)
-        late = gb.lateness(stamps.get(sid), deadline)
-        row = gb.row(doc, items, late, sizes, n_public, n_hidden)
-        if deadline is not None and sid not in stamps:
-            row["flags"] = ";".join(x for x in (row["flags"], "warning:no_timestamp") if x)
-        rows.append(row)
-        docs.append(doc)
-        write_json_atomic(folder / "results_gradescope.json", gb.gradescope(doc, items, late))
-    text = gb.to_csv(rows, gb.columns(sizes, n_public, n_hidden))
-    tmp = out / ".grades.csv.tmp"
-    tmp.write_text(text)
-    tmp.replace(out / "grades.csv")
-    if render_pdf:
-        from .class_summary import render_summary
-        from .report import ReportError
-        try:
-            render_summary(rows, docs, cfg, out / "summary.pdf")
-        except (ReportError, ImportError) as e:
-            print(f"summary.pdf not written: {e}", file=sys.stderr)
-    return rows
-
-
-def collect(outs: list[Path], dest: Path, cfg: Config, rubric: Rubric, deadline: Deadline | None,
-            stamps: dict, render_pdf: bool = True) -> list[dict]:
-    """Merge shard outputs into `dest`: per-submission folders copied (the newest record of
-    a submission wins), then the gradebook rebuilt over all of them."""
-    dest.mkdir(parents=True, exist_ok=True)
-    chosen: dict[str, tuple[str, Path]] = {}
-    for out in outs:
-        if not out.is_dir():
-            raise BatchError(f"{out} is not a batch output folder")
-        for record_file in out.glob("*/batch.json"):
-            try:
-                record = json.loads(record_file.read_text())
-            except (OSError, ValueError):
-                continue
-            sid = record_file.parent.name
-            stamp = record.get("finished_at", "")
-            if sid not in chosen or stamp > chosen[sid][0]:
-                chosen[sid] = (stamp, record_file.parent)
-    for sid, (_, folder) in chosen.items():
-        target = dest / sid
-        if folder.resolve() != target.resolve():
-            tmp = dest / f".{sid}.tmp"
-            shutil.rmtree(tmp, ignore_errors=True)
-            shutil.copytree(folder, tmp)
-            shutil.rmtree(target, ignore_errors=True)
-            tmp.replace(target)
-    return write_gradebook(dest, sorted(chosen), cfg, rubric, deadline, stamps, render_pdf)
