@@ -222,6 +222,10 @@ def cmd_batch(args) -> int:
     print(f"done in {summary['seconds']:.0f} s: {summary['graded']} graded, {summary['skipped']} unchanged; "
           + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
     print(f"gradebook: {Path(args.out) / 'grades.csv'}; class summary: {Path(args.out) / 'summary.pdf'}")
+    if counts.get("grader_error"):
+        print(f"error: the grader failed on {counts['grader_error']} submission(s) (status grader_error in "
+              "the gradebook; details in the batch log): re-run the batch to retry them", file=sys.stderr)
+        return EXIT_INTERNAL
     return 0
 
 

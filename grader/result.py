@@ -25,6 +25,7 @@ VERDICTS = {
     "not_implemented": 14,
     "invalid_submission": 15,
     "cheat_suspected": 16,
+    "grader_error": 70,      # the grader failed on this submission (a batch row, not the student's fault)
 }
 EXIT_USAGE = 2       # bad command line, config or hidden file: the caller's mistake
 EXIT_INTERNAL = 70   # the grader itself failed (a bug: please report it)

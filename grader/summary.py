@@ -12,6 +12,7 @@ VERDICT_HELP = {
     "timeout": "a stage ran past its time limit (an infinite loop, or far too slow)",
     "invalid_submission": "the file is not a valid submission",
     "cheat_suspected": "the kernel did something a submission must not do",
+    "grader_error": "the grader itself failed on this submission (not the kernel's fault): please report it",
 }
 
 

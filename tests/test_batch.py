@@ -122,7 +122,7 @@ def test_scores_lateness_and_gradebook_columns(graded_class):
 
 def test_gradescope_results_and_class_summary(graded_class):
     out = graded_class["out"]
-    gs = json.loads((out / "alice" / "results_gradescope.json").read_text())
+    gs = json.loads((out / "students" / "alice" / "results_gradescope.json").read_text())
     assert set(gs) >= {"score", "tests", "leaderboard"}
     for t in gs["tests"]:
         assert set(t) >= {"name", "score", "max_score", "output", "visibility"}
@@ -130,8 +130,8 @@ def test_gradescope_results_and_class_summary(graded_class):
     assert gs["leaderboard"] and all(e["order"] == "desc" for e in gs["leaderboard"])
     assert gs["score"] == float(_rows(out)["alice"]["score"])
     for sid in graded_class["expected"]:
-        assert (out / sid / "results.json").is_file() and (out / sid / "results_gradescope.json").is_file()
-    assert (out / "alice" / "report.pdf").read_bytes()[:5] == b"%PDF-"
+        assert (out / "students" / sid / "results.json").is_file() and (out / "students" / sid / "results_gradescope.json").is_file()
+    assert (out / "students" / "alice" / "report.pdf").read_bytes()[:5] == b"%PDF-"
     from pypdf import PdfReader
     text = "".join(p.extract_text() for p in PdfReader(out / "summary.pdf").pages)
     for phrase in ("class summary", "Verdicts", "Pass rate", "Fastest", "Flagged", "ivan", "judy"):
@@ -143,11 +143,11 @@ def test_hidden_config_and_seed_never_reach_student_visible_files(graded_class):
     from pypdf import PdfReader
     for sid in ("alice", "leo", "bob"):
         for name in ("results.json", "results_gradescope.json"):
-            text = (out / sid / name).read_text()
+            text = (out / "students" / sid / name).read_text()
             assert str(HIDDEN_SEED) not in text and not STANDALONE_S.search(text), (sid, name)
-        pdf = "".join(p.extract_text() for p in PdfReader(out / sid / "report.pdf").pages)
+        pdf = "".join(p.extract_text() for p in PdfReader(out / "students" / sid / "report.pdf").pages)
         assert str(HIDDEN_SEED) not in pdf and not STANDALONE_S.search(pdf), sid
-    leo = json.loads((out / "leo" / "results.json").read_text())
+    leo = json.loads((out / "students" / "leo" / "results.json").read_text())
     hidden = [c for c in leo["checks"] if c["hidden"]]
     assert hidden and hidden[0]["config"] is None and "withheld" in hidden[0]["message"]
 
@@ -280,7 +280,7 @@ def test_gpu_class_gets_the_expected_gradebook(tmp_path):
             continue      # crashes instead of raising there: test_torch_check_with_sizes_keeps_its_message
         assert want["message"].lower() in rows[sid]["message"].lower(), (sid, rows[sid]["message"])
     assert rows["gpu_alice"]["backend"] == "cuda" and rows["alice"]["backend"] == "cpu"
-    doc = json.loads((out / "gpu_erin" / "results.json").read_text())
+    doc = json.loads((out / "students" / "gpu_erin" / "results.json").read_text())
     assert doc["bench"][0]["fused_ms"] and "once on this device" in doc["timing"]["references"]
 
 
@@ -292,3 +292,44 @@ def test_torch_check_with_sizes_keeps_its_message(cfg):
     from grader.run import grade
     result = grade(REPO / "tests" / "submissions" / "cheat" / "leaks_shape.py", cfg, backend="cpu", bench=False)
     assert result.verdict == "runtime_error" and "LEAK shape=[1, 4, 128, 64]" in result.message
+
+
+def test_a_grader_error_is_a_row_and_the_batch_exits_non_zero(tmp_path, monkeypatch, cfg):
+    """The grader failing on one submission neither stops the batch nor loses the row."""
+    import grader.run
+    from grader.batch import Batch, BatchOptions
+    from grader.config import load_rubric
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    bad = (REPO / "tests" / "submissions" / "invalid" / "syntax_error.py").read_text()
+    for sid in ("a", "b"):
+        (subs / f"{sid}.py").write_text(bad)
+    real = grader.run.grade
+
+    def flaky(path, *args, **kwargs):
+        if Path(path).stem == "a":
+            raise RuntimeError("disk on fire")
+        return real(path, *args, **kwargs)
+    monkeypatch.setattr(grader.run, "grade", flaky)
+    rubric, deadline = load_rubric(FAST)
+    out = tmp_path / "out"
+    summary = Batch(BatchOptions(submissions=subs, out=out, cfg=cfg, rubric=rubric, deadline=None,
+                                 render_pdf=False, sandbox="off"), log=lambda line: None).run()
+    rows = {r["submission"]: r for r in summary["rows"]}
+    assert rows["a"]["status"] == "grader_error" and "disk on fire" in rows["a"]["message"]
+    assert rows["b"]["status"] == "invalid_submission"
+    assert _rows(out)["a"]["status"] == "grader_error"
+    # a re-run grades it again (it is never taken as done) ...
+    monkeypatch.setattr(grader.run, "grade", real)
+    again = Batch(BatchOptions(submissions=subs, out=out, cfg=cfg, rubric=rubric, deadline=None,
+                               render_pdf=False, sandbox="off"), log=lambda line: None).run()
+    assert again["graded"] == 1 and _rows(out)["a"]["status"] == "invalid_submission"
+    # ... and the command line exits non-zero while any row has it
+    proc = subprocess.run([sys.executable, "-c", "import sys, grader.run as r, grader.cli as c\n"
+                           "def boom(*a, **k): raise RuntimeError('boom')\n"
+                           "r.grade = boom\n"
+                           f"sys.exit(c.main(['batch', {str(subs)!r}, '--out', {str(tmp_path / 'o2')!r}, "
+                           f"'--config', {str(FAST)!r}, '--no-pdf', '--sandbox', 'off']))"],
+                          cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 70, proc.stderr[-1000:]
+    assert "grader_error" in proc.stderr

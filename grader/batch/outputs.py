@@ -18,6 +18,14 @@ from ..result import GradeResult, write_json_atomic
 from .discover import BatchError
 
 
+STUDENTS = "students"      # OUT/students/<id>/: no student id can collide with an output name
+
+
+def student_folder(out: Path, sid: str) -> Path:
+    """Where one student's outputs live."""
+    return out / STUDENTS / sid
+
+
 def with_references(result: GradeResult, ref_doc: dict | None, slot: str) -> dict:
     """The student's results with the reference kernels' times of this slot's reference run."""
     doc = result.to_json()
@@ -73,7 +81,7 @@ def write_gradebook(out: Path, ids: list[str], cfg: Config, rubric: Rubric, dead
     sizes = [s.S for s in cfg.bench_shapes]
     n_public, n_hidden = len(cfg.configs), len(cfg.hidden_configs)
     for sid in ids:
-        folder = out / sid
+        folder = student_folder(out, sid)
         try:
             doc = json.loads((folder / "results.json").read_text())
             json.loads((folder / "batch.json").read_text())
@@ -110,7 +118,8 @@ def collect(outs: list[Path], dest: Path, cfg: Config, rubric: Rubric, deadline:
     for out in outs:
         if not out.is_dir():
             raise BatchError(f"{out} is not a batch output folder")
-        for record_file in out.glob("*/batch.json"):
+        for record_file in [*out.glob("students/*/batch.json"), *out.glob("*/batch.json")]:   # (and the
+            # layout before OUT/students/)
             try:
                 record = json.loads(record_file.read_text())
             except (OSError, ValueError):
@@ -119,10 +128,11 @@ def collect(outs: list[Path], dest: Path, cfg: Config, rubric: Rubric, deadline:
             stamp = record.get("finished_at", "")
             if sid not in chosen or stamp > chosen[sid][0]:
                 chosen[sid] = (stamp, record_file.parent)
+    (dest / "students").mkdir(exist_ok=True)
     for sid, (_, folder) in chosen.items():
-        target = dest / sid
+        target = student_folder(dest, sid)
         if folder.resolve() != target.resolve():
-            tmp = dest / f".{sid}.tmp"
+            tmp = dest / "students" / f".{sid}.tmp"
             shutil.rmtree(tmp, ignore_errors=True)
             shutil.copytree(folder, tmp)
             shutil.rmtree(target, ignore_errors=True)

@@ -24,7 +24,7 @@ from pathlib import Path
 from ..config import Config, Deadline, Rubric
 from ..result import GradeResult, write_json_atomic
 from .discover import BatchError, Entry, discover, extract_zip, read_timestamps, shard_of, submission_key
-from .outputs import with_references, write_gradebook, write_submission
+from .outputs import student_folder, with_references, write_gradebook, write_submission
 from .policy import hidden_paths, sandbox_mode, warn
 
 AHEAD_PER_GPU = 3              # GPU children per GPU: the one timing + those started ahead
@@ -176,7 +176,7 @@ class Batch:
                   "source": str(entry.path)}
         # rendering is CPU work, like compiling: it takes a compile slot, so it never runs
         # while a CPU submission is being timed (that holds every slot)
-        return write_submission(self.out / entry.id, self.out / ".work" / entry.id, doc, record,
+        return write_submission(student_folder(self.out, entry.id), self.out / ".work" / entry.id, doc, record,
                                 self.opts.render_pdf, self.compile_slots, self.log)
 
     # -- the whole batch -----------------------------------------------------------------
@@ -289,7 +289,7 @@ class Batch:
         return extract_zip(e.path, self.out / ".src" / e.id)
 
     def _complete(self, e: Entry, key: str) -> bool:
-        folder = self.out / e.id
+        folder = student_folder(self.out, e.id)
         try:
             record = json.loads((folder / "batch.json").read_text())
         except (OSError, ValueError):
@@ -312,9 +312,23 @@ class Batch:
             return self.finish_one(e, key, result, time.monotonic() - t0)
         except Exception as exc:  # noqa: BLE001 - one submission never stops the batch
             import traceback
-            self.log(f"internal error on {e.id}: {exc}\n{traceback.format_exc()[-2000:]}")
-            return {"submission": e.id, "verdict": "internal_error", "seconds": round(time.monotonic() - t0, 1),
-                    "key": None, "error": str(exc)}
+            self.log(f"grader error on {e.id}: {exc}\n{traceback.format_exc()[-2000:]}")
+            return self._grader_error_row(e, key, f"{type(exc).__name__}: {exc}", time.monotonic() - t0)
+
+    def _grader_error_row(self, e: Entry, key: str | None, error: str, seconds: float) -> dict:
+        """A row with status grader_error for a submission the grader failed on (its
+        outputs written like any other, so the gradebook shows it; never resumed as done)."""
+        from ..parse import Submission
+        from ..run import _result
+        sub = Submission(path=str(e.path), name=e.id, file=None, sources={}, error=error)
+        result = _result(sub, self.cfg, "none", "the grader failed", "grader_error",
+                         f"grader error (not the student's fault): {error}"[:1000])
+        try:
+            # key None: a re-run grades it again
+            return self.finish_one(e, None, result, seconds)
+        except Exception as exc:  # noqa: BLE001 - even the outputs failed: the log has it
+            self.log(f"grader error on {e.id}: could not write its outputs either: {exc}")
+            return {"submission": e.id, "verdict": "grader_error", "seconds": round(seconds, 1), "key": None}
 
     def _progress(self, record: dict, total: int) -> None:
         with self.lock:
