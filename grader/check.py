@@ -22,10 +22,14 @@ NOT_IMPLEMENTED = re.compile(r"not implemented", re.IGNORECASE)
 
 
 def make_inputs(shape: Shape, seed: int, device: str = "cpu") -> tuple[torch.Tensor, ...]:
-    """q, k, v of shape (B, H, S, D), float32, standard normal, reproducible from `seed`."""
+    """q, k, v of shape (B, H, S, D), float32, reproducible from `seed`: standard normal,
+    q and k times `shape.qk_std` (Shape's docstring)."""
     gen = torch.Generator().manual_seed(seed)
     size = (shape.B, shape.H, shape.S, shape.D)
-    return tuple(torch.randn(size, generator=gen, dtype=torch.float32).to(device) for _ in range(3))
+    q, k, v = (torch.randn(size, generator=gen, dtype=torch.float32) for _ in range(3))
+    if shape.qk_std != 1.0:
+        q, k = q * shape.qk_std, k * shape.qk_std
+    return q.to(device), k.to(device), v.to(device)
 
 
 TRUTH_CHUNK_BYTES = 1 << 29   # above 512 MiB of float64 scores, compute head by head
@@ -85,12 +89,14 @@ def compare(out, q, k, v, expected: torch.Tensor, tolerance: float) -> tuple[flo
     max_err = float(err.max()) if err.numel() else 0.0
     if max_err < tolerance:
         return max_err, "", ()
+    from .diagnose import diagnose
+    pattern = diagnose(got, expected, tuple(t.detach().to("cpu", torch.float64) for t in (q, k, v)), tolerance)
     idx = (err >= tolerance).nonzero()[:MAX_MISMATCHES]
     mismatches = tuple(Mismatch(index=tuple(int(i) for i in row), got=float(got[tuple(row)]),
                                 expected=float(expected[tuple(row)])) for row in idx)
     n_bad = int((err >= tolerance).sum())
     return max_err, (f"max_err {max_err:.3g} >= tolerance {tolerance:g} "
-                     f"({n_bad} of {err.numel()} elements off)"), mismatches
+                     f"({n_bad} of {err.numel()} elements off)" + (f"; {pattern}" if pattern else "")), mismatches
 
 
 def check_one(kernel, shape: Shape, seed: int, tolerance: float, name: str,

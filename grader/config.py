@@ -21,14 +21,20 @@ class ConfigError(Exception):
 
 @dataclass(frozen=True)
 class Shape:
-    """One problem size: q, k, v are (B, H, S, D) float32."""
+    """One problem size: q, k, v are (B, H, S, D) float32. Entries are standard normal,
+    q's and k's times `qk_std` (large scores for a numerical-stability config; v stays
+    standard normal, so the output stays O(1) and the absolute tolerance keeps its meaning)."""
     B: int
     H: int
     S: int
     D: int
+    qk_std: float = 1.0
 
     def as_dict(self) -> dict:
-        return {"B": self.B, "H": self.H, "S": self.S, "D": self.D}
+        d = {"B": self.B, "H": self.H, "S": self.S, "D": self.D}
+        if self.qk_std != 1.0:
+            d["qk_std"] = self.qk_std
+        return d
 
     def __str__(self) -> str:
         return f"B={self.B} H={self.H} S={self.S} D={self.D}"
@@ -137,12 +143,15 @@ def _shapes(items: list, where: str, section: str) -> tuple[Shape, ...]:
     shapes = []
     for i, item in enumerate(items):
         label = f"{where}: [[{section}]] entry {i + 1}"
-        if not isinstance(item, dict) or set(item) != {"B", "H", "S", "D"}:
-            raise ConfigError(f"{label} must have exactly the keys B, H, S, D (got {item!r})")
+        if not isinstance(item, dict) or not {"B", "H", "S", "D"} <= set(item) <= {"B", "H", "S", "D", "qk_std"}:
+            raise ConfigError(f"{label} must have the keys B, H, S, D and optionally qk_std (got {item!r})")
         for key, val in item.items():
-            if not isinstance(val, int) or isinstance(val, bool) or val <= 0:
+            if key == "qk_std":
+                if not isinstance(val, (int, float)) or isinstance(val, bool) or not 0 < val <= 1000:
+                    raise ConfigError(f"{label}: qk_std = {val!r} must be a number in (0, 1000]")
+            elif not isinstance(val, int) or isinstance(val, bool) or val <= 0:
                 raise ConfigError(f"{label}: {key} = {val!r} must be a positive integer")
-        shapes.append(Shape(**item))
+        shapes.append(Shape(**{**item, "qk_std": float(item.get("qk_std", 1.0))}))
     return tuple(shapes)
 
 

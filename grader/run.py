@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -96,30 +95,11 @@ def _config_summary(cfg: Config) -> dict:
             "bench_sizes": [s.as_dict() for s in cfg.bench_shapes], "source": cfg.source}
 
 
-def read_profiles(sub: Submission) -> tuple[tuple, tuple]:
-    """Every Nsight Compute CSV in the submission's profiles/ folder, parsed (grader/ncu.py);
-    a file that does not parse becomes a one-line note, never a failed grade."""
-    from .ncu import NcuError, read_files
-    from .profile import profiles_dir
-    folder = profiles_dir(Path(sub.path))
-    if not folder.is_dir():
-        return (), ()
-    kernels, notes = [], []
-    labels: dict = {}          # "after_details.csv" and "after_raw.csv" are one report: "after"
-    for csv_file in sorted(folder.glob("*.csv")):
-        labels.setdefault(re.sub(r"_(details|raw)$", "", csv_file.stem), []).append(csv_file)
-    for label, files in labels.items():
-        try:
-            kernels += [dict(p.to_json(), profile=label) for p in read_files(files)]
-        except NcuError as e:
-            notes.append(str(e))
-    return tuple(kernels), tuple(notes)
-
-
 def _result(sub: Submission, cfg: Config, backend: str, reason: str, verdict: str, message: str,
             state: dict | None = None, isolation: dict | None = None) -> GradeResult:
     from .integrity import STRICT, audit_flags, scan, speed_flags
     state = state or {}
+    from .evidence import read_profiles
     profiles, notes = read_profiles(sub) if sub.ok else ((), ())
     flags = [f for src in sub.sources.values() for f in scan(src)]
     flags += audit_flags(state.get("audit")) + speed_flags(state.get("bench", []), state.get("system", {}))
