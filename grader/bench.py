@@ -1,17 +1,25 @@
-"""Stage 4, bench: time the student, SDPA and both references with one harness.
+"""Stage 4, bench: time the student, SDPA and the references with one harness.
 
-CPU method: all four kernels are timed interleaved in one process (one call each,
-round after round), after warm-up calls, on three rotating sets of fresh inputs,
-with `time.perf_counter` around each call; the headline is the median, the spread
-the inter-quartile range. The thread count is fixed before torch starts and
-recorded. The student's output of the last timed call is re-checked against float64
-truth, so a kernel cannot be right on the check inputs and wrong when timed.
-(The CUDA method lives in `gpu_timing.py`.)
+CPU method (this module; the CUDA method is `gpu.py`): all kernels timed interleaved in
+one process, one call each per round, their order rotated round by round, after warm-up
+calls, with `time.perf_counter` around each call; the headline is the median, the spread
+the inter-quartile range. The thread count is fixed before torch starts and recorded.
+
+Timing integrity (the kernel runs in this process and may have read our source):
+- every call gets inputs it has not seen: each round draws a fresh input set, so a cache
+  of answers keyed on the inputs never hits;
+- the judge places a few canary sets of its own among the rounds (`canaries`: round ->
+  inputs) and checks the outputs of those calls against float64 truth, in its own
+  process: a kernel must be right when timed, and it cannot tell which calls are checked;
+- torch's global state that SDPA's speed depends on (`StateGuard`: threads, the SDP
+  backend flags, TF32 flags, denormal flushing) is compared with its value at the start
+  before every SDPA call and put back; each change is reported (a flag in the result).
 """
 from __future__ import annotations
 
 import statistics
 import time
+from dataclasses import dataclass, field
 
 import torch
 import torch.nn.functional as F
@@ -19,8 +27,6 @@ import torch.nn.functional as F
 from .check import make_inputs, truth
 from .config import Config, Shape
 from .result import BenchRow, Timing
-
-N_INPUT_SETS = 3
 
 
 def flops(shape: Shape) -> int:
@@ -41,44 +47,138 @@ def summarize(times_ms: list[float]) -> Timing:
                   iqr_ms=q3 - q1, reps=n)
 
 
-def time_cpu(kernels: dict, shape: Shape, cfg: Config, seed: int) -> tuple[dict, torch.Tensor, tuple]:
-    """Interleaved timings of every kernel at one size. Returns ({name: Timing}, last
-    student output, the inputs it was computed from)."""
-    sets = [make_inputs(shape, seed + i) for i in range(N_INPUT_SETS)]
-    for _ in range(cfg.warmup_reps):
-        for fn in kernels.values():
-            for q, k, v in sets[:1]:
-                fn(q, k, v)
-    samples = {name: [] for name in kernels}
-    budget_s = cfg.rep_ms / 1000 * len(kernels)
+def input_seed(nonce: int, size_round: int) -> int:
+    """Seed of the fresh input set of one round (the judge's nonce mixes in)."""
+    return (nonce * 1_000_003 + size_round * 7919) % (1 << 62)
+
+
+# ---- torch's global state that SDPA's speed depends on ------------------------------------
+
+class StateGuard:
+    """The settings a kernel could change to slow SDPA down (it shares the process):
+    thread counts, the SDP backend switches, TF32 and matmul precision, denormal flushing.
+    `restore()` compares them with the snapshot taken at construction, puts back what
+    changed, and remembers what it was."""
+
+    def __init__(self):
+        self.saved = self._read()
+        self.changes: list[str] = []
+
+    @staticmethod
+    def _denormals_flushed() -> bool:
+        return float(torch.tensor([1e-39], dtype=torch.float32).mul_(1.0)[0]) == 0.0
+
+    def _read(self) -> dict:
+        b = torch.backends
+        state = {"num_threads": torch.get_num_threads(), "num_interop_threads": torch.get_num_interop_threads(),
+                 "flash_sdp": b.cuda.flash_sdp_enabled(), "mem_efficient_sdp": b.cuda.mem_efficient_sdp_enabled(),
+                 "math_sdp": b.cuda.math_sdp_enabled(), "matmul_allow_tf32": b.cuda.matmul.allow_tf32,
+                 "cudnn_allow_tf32": b.cudnn.allow_tf32, "float32_matmul_precision": torch.get_float32_matmul_precision(),
+                 "flush_denormal": self._denormals_flushed(), "mkldnn": b.mkldnn.enabled}
+        if hasattr(b.cuda, "cudnn_sdp_enabled"):
+            state["cudnn_sdp"] = b.cuda.cudnn_sdp_enabled()
+        return state
+
+    def restore(self) -> None:
+        now = self._read()
+        changed = [k for k in self.saved if now.get(k) != self.saved[k]]
+        for key in changed:
+            text = f"{key}: {self.saved[key]!r} -> {now.get(key)!r}"
+            if text not in self.changes:
+                self.changes.append(text)
+            self._set(key, self.saved[key])
+
+    @staticmethod
+    def _set(key: str, value) -> None:
+        b = torch.backends
+        setters = {"num_threads": torch.set_num_threads, "flash_sdp": b.cuda.enable_flash_sdp,
+                   "mem_efficient_sdp": b.cuda.enable_mem_efficient_sdp, "math_sdp": b.cuda.enable_math_sdp,
+                   "flush_denormal": torch.set_flush_denormal,
+                   "float32_matmul_precision": torch.set_float32_matmul_precision}
+        if key in setters:
+            setters[key](value)
+        elif key == "matmul_allow_tf32":
+            b.cuda.matmul.allow_tf32 = value
+        elif key == "cudnn_allow_tf32":
+            b.cudnn.allow_tf32 = value
+        elif key == "mkldnn":
+            b.mkldnn.enabled = value
+        elif key == "cudnn_sdp" and hasattr(b.cuda, "enable_cudnn_sdp"):
+            b.cuda.enable_cudnn_sdp(value)
+        # num_interop_threads cannot be set twice in a process: reported only
+
+
+# ---- one size -------------------------------------------------------------------------------
+
+@dataclass
+class Timed:
+    """The timings of every kernel at one size, and what the judge asked to see."""
+    timings: dict                          # kernel -> Timing
+    reps: int                              # timed rounds
+    method: str
+    canary_outputs: dict = field(default_factory=dict)     # round -> the student's output
+    state_changes: list = field(default_factory=list)      # StateGuard.changes
+    extra: dict = field(default_factory=dict)
+
+
+def pick_canaries(shape: Shape, cfg: Config, rng, k: int) -> list[int]:
+    """The rounds whose inputs the judge supplies: k of the first min_reps (sure to run)."""
+    slots = max(1, cfg.min_reps)
+    return sorted(rng.sample(range(slots), min(k, slots)))
+
+
+def canary_optional(slot: int, method: str) -> bool:
+    return False
+
+
+def bench_size(kernels: dict, shape: Shape, cfg: Config, nonce: int, canaries: dict | None = None) -> Timed:
+    """Interleaved CPU timings of `kernels` ({"student": fn, "sdpa": fn, ...}) at one size.
+    Round r uses a fresh input set (`canaries[r]` when the judge placed one there); the
+    student's outputs of the canary rounds are kept for the judge."""
+    canaries = canaries or {}
+    guard = StateGuard()
+    names = list(kernels)
+
+    def inputs(r: int) -> tuple:
+        return canaries[r] if r in canaries else make_inputs(shape, input_seed(nonce, r))
+    for w in range(cfg.warmup_reps):
+        q, k, v = make_inputs(shape, input_seed(nonce, -1 - w))
+        for name, fn in kernels.items():
+            if name == "sdpa":
+                guard.restore()
+            fn(q.clone(), k.clone(), v.clone()) if name == "student" else fn(q, k, v)
+    samples = {name: [] for name in names}
+    kept: dict = {}
+    budget_s = cfg.rep_ms / 1000 * len(names)
     start = time.perf_counter()
-    last_out, last_in = None, sets[0]
     rep = 0
     while rep < cfg.max_reps and (rep < cfg.min_reps or time.perf_counter() - start < budget_s):
-        q, k, v = sets[rep % N_INPUT_SETS]
-        for name, fn in kernels.items():
+        q, k, v = inputs(rep)
+        for i in range(len(names)):                       # order rotated round by round
+            name = names[(rep + i) % len(names)]
+            fn = kernels[name]
+            if name == "sdpa":
+                guard.restore()
             args = (q.clone(), k.clone(), v.clone()) if name == "student" else (q, k, v)
             t0 = time.perf_counter()
             out = fn(*args)
             samples[name].append((time.perf_counter() - t0) * 1e3)
-            if name == "student":
-                last_out, last_in = out, (q, k, v)
+            if name == "student" and rep in canaries:
+                kept[rep] = out
         rep += 1
-    return {name: summarize(ts) for name, ts in samples.items()}, last_out, last_in
+    guard.restore()
+    return Timed(timings={name: summarize(ts) for name, ts in samples.items()}, reps=rep,
+                 method="cpu-perf_counter", canary_outputs=kept, state_changes=guard.changes)
 
 
-def bench(student, references: dict, cfg: Config, seed: int, on_size=None) -> list[BenchRow]:
-    """Benchmark rows for every size in the config (CPU). `references` maps "naive" /
-    "fused" to kernels (or None when a reference could not be built)."""
-    rows = []
-    for i, shape in enumerate(cfg.bench_shapes):
-        if on_size is not None:
-            on_size(shape)
-        kernels = {"student": student, "sdpa": sdpa}
-        kernels.update({name: fn for name, fn in references.items() if fn is not None})
-        timings, out, inputs = time_cpu(kernels, shape, cfg, seed * 1000 + 100 + 10 * i)
-        rows.append(make_row(shape, timings, recheck_error(out, inputs)))
-    return rows
+def time_cpu(kernels: dict, shape: Shape, cfg: Config, seed: int) -> dict:
+    """{name: Timing} of trusted kernels (tools/bench_reference.py), same harness."""
+    return bench_size(kernels, shape, cfg, seed).timings
+
+
+TIMING_DESCRIPTION = ("time.perf_counter around each call; kernels interleaved, their order rotated each "
+                      "round; a fresh input set every round (none seen before), with the judge's canary "
+                      "sets among them; median after warm-up")
 
 
 def recheck_error(out, inputs) -> float | None:

@@ -81,10 +81,13 @@ def compare(out, q, k, v, expected: torch.Tensor, tolerance: float) -> tuple[flo
     got = out.detach().to("cpu", torch.float64)
     bad = ~torch.isfinite(got)
     if bad.any():
+        unwritten = unwritten_message(out) if out.dtype == torch.float32 else ""
+        if unwritten:
+            return float("nan"), unwritten, ()
         first = tuple(int(i) for i in bad.nonzero()[0])
         return float("nan"), (f"output has {int(bad.sum())} NaN/Inf values (first at index "
-                              f"{first}): an element never written, a division by zero, "
-                              "or exp() overflow without max subtraction?"), ()
+                              f"{first}): a division by zero, or exp() overflow without max "
+                              "subtraction?"), ()
     err = (got - expected).abs()
     max_err = float(err.max()) if err.numel() else 0.0
     if max_err < tolerance:
@@ -99,40 +102,122 @@ def compare(out, q, k, v, expected: torch.Tensor, tolerance: float) -> tuple[flo
                      f"({n_bad} of {err.numel()} elements off)" + (f"; {pattern}" if pattern else "")), mismatches
 
 
-def check_one(kernel, shape: Shape, seed: int, tolerance: float, name: str,
-              device: str = "cpu", hidden: bool = False, poison=None) -> tuple[CheckResult, str]:
-    """Run the kernel on one config. Returns the result and its failure kind
-    ("" when passed, else "wrong_answer", "runtime_error" or "not_implemented")."""
-    q, k, v = make_inputs(shape, seed, device)
-    expected = truth(q, k, v).cpu()
+# ---- in the child (grader/worker.py): one call of the kernel --------------------------
+
+POISON_BITS = -1        # int32 view of the poison: 0xFFFFFFFF, a NaN no arithmetic produces
+
+
+def cpu_poison(on: bool) -> None:
+    """While on, every CPU allocation torch makes (the kernel's empty_like(q) too) is filled
+    with 0xFF bytes (grader/dispatch.cpp), so an output element never written is counted
+    exactly. A binding module without it leaves CPU memory as it is."""
+    from . import compile as build
+    setter = getattr(build._dispatch(), "set_cpu_poison", None)
+    if setter is not None:
+        setter(on)
+
+
+def describe_output(out, q) -> dict:
+    """What the kernel returned, in words the judge can check: type, shape, dtype, device."""
+    if not isinstance(out, torch.Tensor):
+        return {"type": type(out).__name__}
+    return {"type": "Tensor", "shape": list(out.shape), "dtype": str(out.dtype), "device": str(out.device),
+            "expected_device": str(q.device)}
+
+
+def call_once(kernel, q, k, v, device: str = "cpu", poison=None) -> tuple[dict, bytes | None]:
+    """Call `kernel` once on clones of q, k, v (in the child). Returns the reply for the
+    judge (what came back, which inputs it modified or aliases, seconds, or the exception)
+    and the output's float32 bytes when it is a float32 tensor of q's shape."""
     args = tuple(t.clone() for t in (q, k, v))     # the kernel never sees our copies
-    config = None if hidden else shape.as_dict()
-    if poison is not None:
+    if poison is not None and device != "cpu":
         poison(q)   # fill torch's free GPU memory with NaN: unwritten outputs show up
     t0 = time.perf_counter()
     try:
-        out = kernel(*args)
+        if poison is not None and device == "cpu":
+            poison(True)
+        try:
+            out = kernel(*args)
+        finally:
+            if poison is not None and device == "cpu":
+                poison(False)
         if device != "cpu":
             torch.cuda.synchronize()
     except Exception as exc:  # noqa: BLE001 - any error in student code is data
-        kind = failure_kind(exc)
-        return CheckResult(config=config, name=name, max_err=None, passed=False, hidden=hidden,
-                           message=f"attention raised: {exception_message(exc)}"), kind
+        return {"raised": {"kind": failure_kind(exc), "message": exception_message(exc)}}, None
     seconds = time.perf_counter() - t0
+    reply = {"output": describe_output(out, q), "seconds": seconds, "aliases": "", "modified": []}
     if isinstance(out, torch.Tensor):
         for label, arg in zip("qkv", args):
             if _storage_ptr(out) == _storage_ptr(arg) and out.numel() > 0:
-                return CheckResult(config=config, name=name, max_err=None, passed=False, hidden=hidden,
-                                   message=f"output shares memory with input {label}; return a new tensor"), "wrong_answer"
-    for label, arg, orig in zip("qkv", args, (q, k, v)):
-        if not torch.equal(arg, orig):
-            return CheckResult(config=config, name=name, max_err=None, passed=False, hidden=hidden,
-                               message=f"the kernel modified its input {label}; inputs are read-only"), "wrong_answer"
+                reply["aliases"] = label
+                break
+    reply["modified"] = [label for label, arg, orig in zip("qkv", args, (q, k, v)) if not torch.equal(arg, orig)]
+    data = None
+    if isinstance(out, torch.Tensor) and out.dtype == torch.float32 and tuple(out.shape) == tuple(q.shape):
+        data = out.detach().to("cpu").contiguous().numpy().tobytes()
+    return reply, data
+
+
+# ---- in the judge (grader/run.py): the verdict on one call -------------------------------
+
+def judge_call(reply: dict, data: bytes, q, k, v, expected: torch.Tensor, tolerance: float, name: str,
+               hidden: bool = False, config: dict | None = None) -> tuple[CheckResult, str]:
+    """The check result of one call from the child's reply and output bytes, judged
+    against `expected` (float64 truth the judge computed). Returns the result and its
+    failure kind ("" when passed, else "wrong_answer", "runtime_error" or "not_implemented")."""
+    def failed(message: str, kind: str = "wrong_answer", max_err=None) -> tuple[CheckResult, str]:
+        return CheckResult(config=config, name=name, max_err=max_err, passed=False, hidden=hidden,
+                           message=message), kind
+    raised = reply.get("raised")
+    if isinstance(raised, dict):
+        kind = raised.get("kind") if raised.get("kind") in ("not_implemented", "runtime_error") else "runtime_error"
+        return failed(f"attention raised: {str(raised.get('message', ''))[:500]}", kind)
+    meta = reply.get("output") if isinstance(reply.get("output"), dict) else {}
+    if meta.get("type") != "Tensor":
+        return failed(f"attention returned {str(meta.get('type', 'nothing'))[:60]}, expected a torch.Tensor")
+    if list(meta.get("shape", [])) != list(q.shape):
+        shape = tuple(int(x) for x in meta.get("shape", []) if isinstance(x, int))
+        return failed(f"output has shape {shape}, expected {tuple(q.shape)} (batch, heads, seq, head_dim)")
+    if meta.get("dtype") != "torch.float32":
+        return failed(f"output dtype is {str(meta.get('dtype'))[:40]}, expected torch.float32")
+    if meta.get("device") != meta.get("expected_device"):
+        return failed(f"output is on {str(meta.get('device'))[:40]}, expected {str(meta.get('expected_device'))[:40]} "
+                      "(the inputs' device)")
+    if reply.get("aliases") in ("q", "k", "v"):
+        return failed(f"output shares memory with input {reply['aliases']}; return a new tensor")
+    modified = [m for m in reply.get("modified", []) if m in ("q", "k", "v")]
+    if modified:
+        return failed(f"the kernel modified its input {modified[0]}; inputs are read-only")
+    if len(data) != q.numel() * 4:
+        return failed("the output's data did not come back whole", "runtime_error")
+    out = torch.frombuffer(bytearray(data), dtype=torch.float32).reshape(q.shape)
     max_err, message, mismatches = compare(out, q, k, v, expected, tolerance)
-    passed = message == ""
-    return CheckResult(config=config, name=name, max_err=max_err, passed=passed, message=message,
-                       mismatches=mismatches, hidden=hidden, seconds=round(seconds, 6)), \
-        ("" if passed else "wrong_answer")
+    seconds = reply.get("seconds") if isinstance(reply.get("seconds"), (int, float)) else 0.0
+    return CheckResult(config=config, name=name, max_err=max_err, passed=message == "", message=message,
+                       mismatches=mismatches, hidden=hidden, seconds=round(float(seconds), 6)), \
+        ("" if message == "" else "wrong_answer")
+
+
+def unwritten_message(out: torch.Tensor) -> str:
+    """How many output elements still hold the poison (never written), and where the
+    first block of them is; "" when none."""
+    bits = out.detach().to("cpu").contiguous().view(torch.int32)
+    poisoned = bits == POISON_BITS
+    n = int(poisoned.sum())
+    if n == 0:
+        return ""
+    flat = poisoned.reshape(-1)
+    first = int(flat.nonzero()[0])
+    run = flat[first:]
+    stop = int((~run).nonzero()[0]) if bool((~run).any()) else run.numel()
+    B, H, S, D = out.shape
+    idx = (first // (H * S * D), first // (S * D) % H, first // D % S, first % D)
+    last = first + stop - 1
+    rows = f"rows s={idx[2]}..{last // D % S}" if stop > D else f"row s={idx[2]}"
+    return (f"{n} of {out.numel()} output elements were never written (they still hold the grader's NaN "
+            f"poison); the first block starts at index {idx} and spans {stop} elements ({rows} of b={idx[0]}, "
+            f"h={idx[1]}): rows or keys past a tile boundary, or heads/batches the launch does not cover?")
 
 
 def withhold(result: CheckResult) -> CheckResult:
@@ -152,19 +237,3 @@ def withhold(result: CheckResult) -> CheckResult:
                        message=msg, mismatches=(), hidden=True, seconds=result.seconds)
 
 
-def check(kernel, shapes: tuple[Shape, ...], hidden: tuple[Shape, ...], seed: int, tolerance: float,
-          device: str = "cpu", poison=None, on_config=None) -> list[tuple[CheckResult, str]]:
-    """Check every public, then every hidden config. `on_config(name)` reports progress."""
-    results = []
-    named = [(f"config {i + 1}", s, False) for i, s in enumerate(shapes)]
-    named += [(f"hidden {i + 1}", s, True) for i, s in enumerate(hidden)]
-    for i, (name, shape, is_hidden) in enumerate(named):
-        if on_config is not None:
-            on_config(name, shape, is_hidden)
-        # each config gets its own seed, derived from the run's seed
-        result, kind = check_one(kernel, shape, seed * 1000 + i, tolerance, name, device,
-                                 is_hidden, poison)
-        results.append((withhold(result) if is_hidden else result, kind))
-        if device != "cpu" and results[-1][1] == "runtime_error":
-            break   # after a CUDA fault the context is unusable: nothing more can run
-    return results

@@ -275,19 +275,21 @@ def _run_load_inline(src: Source, cfg: Config, build: Path, name: str, tier: str
     return str(built[-1] if built else build / f"{name}.so")
 
 
-def compile_source(src: Source, cfg: Config) -> tuple[CompileResult, Kernel | None]:
-    """Build `src` (or reuse an identical earlier build) and load it."""
+def compile_source(src: Source, cfg: Config, on_note=None, load: bool = True) -> tuple[CompileResult, Kernel | None]:
+    """Build `src` (or reuse an identical earlier build) and load it (`load=False`: build
+    only, the kernel is None; the judge audits the library before anything of it runs).
+    `on_note(text)` hears about a slow fallback to another header tier."""
     key = source_hash(src, cfg)
     name = f"attn_{src.kind}_{key}"
     shared = shared_root()
     if shared is not None:     # built outside the sandbox (a reference kernel): load, write nothing
-        reused = _reuse(shared / "build" / name, name)
+        reused = _reuse(shared / "build" / name, name, load)
         if reused is not None and reused[0].ok:
             return reused
     root = cache_root() / "build" / name
     marker = root / "RESULT.json"
     with _locked(root.with_suffix(".lock")):
-        reused = _reuse(root, name)
+        reused = _reuse(root, name, load)
         if reused is not None:
             return reused
         t0 = time.perf_counter()
@@ -301,11 +303,11 @@ def compile_source(src: Source, cfg: Config) -> tuple[CompileResult, Kernel | No
              "seconds": seconds, "headers": headers}))
         os.replace(root / "RESULT.json.tmp", marker)
     result = CompileResult(ok=ok, seconds=round(seconds, 2), log=log, module=name, build_dir=str(root),
-                           headers=headers)
-    return result, (_load(library) if ok else None)
+                           headers=headers, library_rel=os.path.relpath(library, root) if ok else "")
+    return result, (_load(library) if ok and load else None)
 
 
-def _reuse(root: Path, name: str) -> tuple[CompileResult, Kernel | None] | None:
+def _reuse(root: Path, name: str, load: bool = True) -> tuple[CompileResult, Kernel | None] | None:
     """The earlier build in `root` (loaded if it succeeded), or None if there is none or it
     cannot be loaded any more (its library gone, or a library it links to moved with the
     cache: the proxy builds link to the binding module by path): then it is rebuilt."""
@@ -317,12 +319,15 @@ def _reuse(root: Path, name: str) -> tuple[CompileResult, Kernel | None] | None:
     except ValueError:
         return None
     cached = CompileResult(ok=prev["ok"], seconds=0.0, log=prev["log"], cached=True, module=name,
-                           build_dir=str(root), headers=prev.get("headers", ""))
+                           build_dir=str(root), headers=prev.get("headers", ""),
+                           library_rel=prev.get("library", "") if prev["ok"] else "")
     if not prev["ok"]:
         return cached, None
     library = root / prev["library"]             # relative since BUILD_VERSION 5 (absolute before)
     if not library.is_file():
         return None
+    if not load:
+        return cached, None
     try:
         return cached, _load(str(library))
     except RuntimeError as e:                    # dlopen failed; a student's static initialiser

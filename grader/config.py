@@ -61,6 +61,13 @@ class Config:
     cuda_arch: str = "auto"
     seed_is_secret: bool = False        # True when the seed came from --hidden / --seed
     source: str = str(DEFAULT_CONFIG)
+    timeout_whole: float = 0.0          # wall-clock cap on one submission; 0: timeout_total's default
+
+    @property
+    def timeout_total(self) -> float:
+        """Seconds one submission may take in all (the child's start, compile, every check
+        and benchmark size): `[timeouts] total`, else compile + check + bench + 60."""
+        return self.timeout_whole or (self.timeout_compile + self.timeout_check + self.timeout_bench + 60)
 
     @property
     def all_checks(self) -> tuple[Shape, ...]:
@@ -79,14 +86,14 @@ class Config:
             "timeout_bench": self.timeout_bench, "cpp_flags": list(self.cpp_flags),
             "cpp_ldflags": list(self.cpp_ldflags), "cuda_flags": list(self.cuda_flags),
             "cuda_arch": self.cuda_arch, "seed_is_secret": self.seed_is_secret,
-            "source": self.source,
+            "source": self.source, "timeout_whole": self.timeout_whole,
         }
 
     @staticmethod
     def from_json(d: dict) -> "Config":
         shapes = lambda key: tuple(Shape(**s) for s in d[key])  # noqa: E731
         flags = {k: tuple(d[k]) for k in ("cpp_flags", "cpp_ldflags", "cuda_flags")}
-        return Config(**{**d, **flags, "configs": shapes("configs"),
+        return Config(**{**{"timeout_whole": 0.0}, **d, **flags, "configs": shapes("configs"),
                          "hidden_configs": shapes("hidden_configs"),
                          "bench_shapes": shapes("bench_shapes")})
 
@@ -99,6 +106,7 @@ _SCHEMA = {
     "compile": {"cpp_flags": list, "cpp_ldflags": list, "cuda_flags": list, "cuda_arch": str},
     "timeouts": {"compile": float, "check": float, "bench": float},
 }
+_OPTIONAL_KEYS = {"timeouts": {"total": float}}     # optional keys of required sections
 # Sections only the batch grader reads (grader/gradebook.py); optional.
 _OPTIONAL_SCHEMA = {
     "rubric": {"config_points": list, "hidden_points": float, "performance": list,
@@ -170,7 +178,12 @@ def load(path: Path | str = DEFAULT_CONFIG, hidden: Path | str | None = None,
     path = Path(path)
     data = _read_toml(path)
     where = str(path)
-    _check_keys({k: v for k, v in data.items() if k not in _OPTIONAL_SCHEMA}, _SCHEMA, where)
+    required = {k: {kk: vv for kk, vv in v.items() if kk not in _OPTIONAL_KEYS.get(k, {})} if isinstance(v, dict) else v
+                for k, v in data.items() if k not in _OPTIONAL_SCHEMA}
+    _check_keys(required, _SCHEMA, where)
+    optional = {k: {kk: vv for kk, vv in data[k].items() if kk in keys} for k, keys in _OPTIONAL_KEYS.items()
+                if isinstance(data.get(k), dict)}
+    _check_keys(optional, _OPTIONAL_KEYS, where, required=False)
     load_rubric(path, data)
     corr, bench, tmo = data["correctness"], data["benchmark"], data["timeouts"]
     configs = _shapes(corr["configs"], where, "correctness.configs")
@@ -186,8 +199,9 @@ def load(path: Path | str = DEFAULT_CONFIG, hidden: Path | str | None = None,
         raise ConfigError(f"{where}: [benchmark] warmup_reps and threads must be >= 0")
     if bench["min_reps"] > bench["max_reps"]:
         raise ConfigError(f"{where}: [benchmark] min_reps must be <= max_reps")
-    for key in ("compile", "check", "bench"):
-        _positive(tmo[key], f"[timeouts] {key}", where)
+    for key in ("compile", "check", "bench", "total"):
+        if key in tmo:
+            _positive(tmo[key], f"[timeouts] {key}", where)
     comp = data["compile"]
     for key in ("cpp_flags", "cpp_ldflags", "cuda_flags"):
         if not all(isinstance(f, str) for f in comp[key]):
@@ -217,17 +231,21 @@ def load(path: Path | str = DEFAULT_CONFIG, hidden: Path | str | None = None,
         timeout_compile=float(tmo["compile"]), timeout_check=float(tmo["check"]),
         timeout_bench=float(tmo["bench"]), cpp_flags=tuple(comp["cpp_flags"]),
         cpp_ldflags=tuple(comp["cpp_ldflags"]), cuda_flags=tuple(comp["cuda_flags"]),
-        cuda_arch=arch, seed_is_secret=secret, source=where,
+        cuda_arch=arch, seed_is_secret=secret, source=where, timeout_whole=float(tmo.get("total", 0)),
     )
 
 
-def with_timeouts(cfg: Config, compile: float | None = None, run: float | None = None) -> Config:
-    """Override per-stage timeouts (batch mode's --timeout-compile / --timeout-run)."""
+def with_timeouts(cfg: Config, compile: float | None = None, run: float | None = None,
+                  total: float | None = None) -> Config:
+    """Override per-stage timeouts (batch mode's --timeout-compile / --timeout-run /
+    --timeout-total)."""
     changes = {}
     if compile is not None:
         changes["timeout_compile"] = compile
     if run is not None:
         changes.update(timeout_check=run, timeout_bench=run)
+    if total is not None:
+        changes["timeout_whole"] = total
     return replace(cfg, **changes)
 
 

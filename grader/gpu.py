@@ -1,33 +1,40 @@
 """The CUDA side of check and bench: poisoned memory, device-side timing, SDPA's backend.
 
-Timing uses the maintained implementations in `triton.testing`:
-- `do_bench`: CUDA events around each call, the L2 cache flushed (a 256 MB buffer
-  zeroed) before every call, warm-up excluded, median of the calls. It runs in
-  interleaved rounds (student, SDPA, naive, fused, student, ...), the first round
-  discarded, and the figure is the median of the per-round medians: drift of the
-  GPU's clocks then lands on every kernel alike (one long window per kernel
-  measured 1.3% run-to-run spread at S = 512 and 1024 on an H200).
-- `do_bench_cudagraph`: the calls captured in a CUDA graph and replayed, which strips
-  the CPU launch overhead that dominates at small S (the L2 is not flushed).
-The headline figure of a size is the graph figure when S <= GRAPH_MAX_S and every
-kernel could be captured (a kernel that launches on the legacy default stream or
-synchronises cannot), else the do_bench figure. Each row records its method.
+Timing, one harness for the student, SDPA and the references (the method of
+`triton.testing.do_bench` and `do_bench_cudagraph`, written out here so that every call
+can get inputs it has not seen):
+- events: `ROUNDS` interleaved rounds (a warm-up round first, discarded); in a round each
+  kernel, in turn (the order rotated round by round), makes `CALLS` calls, each on its own
+  input set of a pool refilled with fresh random numbers before the kernel's turn, with
+  the L2 cache flushed (a 256 MB buffer zeroed) before every call and CUDA events around
+  it. A kernel's figure is the median of its per-round medians: drift of the GPU's clocks
+  lands on every kernel alike.
+- graph (S <= GRAPH_MAX_S, where CPU launch overhead is a large share): `GRAPH_CALLS` calls
+  on distinct input sets captured in one CUDA graph, replayed `REPLAYS` times with the
+  pool refilled between replays (outside the timed region); the figure is the median
+  replay time over GRAPH_CALLS. It is the headline when every kernel could be captured
+  (a kernel that launches on the legacy default stream or synchronises cannot).
+The judge's canary inputs replace chosen calls of either method; the student's outputs
+of those calls go back to the judge, which checks them against float64.
 """
 from __future__ import annotations
+
+import time
 
 import torch
 import torch.nn.functional as F
 
-from .bench import make_row, recheck_error
-from .check import make_inputs
+from .bench import StateGuard, Timed, input_seed
 from .config import Config, Shape
-from .result import BenchRow, Timing
+from .result import Timing
 
 GRAPH_MAX_S = 256          # at and below this S, launch overhead is a large share
 POISON_COPIES = 4
 ROUNDS = 11                # interleaved rounds per size; the first is a warm-up, discarded
-ROUND_MS = 50              # do_bench time per kernel per round
-INPUT_SETS = 3             # separately allocated inputs, one per round in turn
+CALLS = 16                 # timed calls per kernel per round, each on its own input set
+GRAPH_CALLS = 16           # calls captured in one graph, each on its own input set
+REPLAYS = 11               # graph replays; the first is a warm-up, discarded
+L2_FLUSH_BYTES = 256 << 20
 
 
 def select_gpu(uuid: str) -> int:
@@ -43,11 +50,12 @@ def select_gpu(uuid: str) -> int:
 
 
 def poison_allocator(like: torch.Tensor) -> None:
-    """Leave NaN-filled blocks of the output's size in torch's caching allocator, so
-    the student's `empty_like(q)` gets NaN memory and unwritten elements show up."""
-    blocks = [torch.full_like(like, float("nan")) for _ in range(POISON_COPIES)]
+    """Leave blocks of the output's size filled with 0xFF bytes (the NaN 0xFFFFFFFF, which no
+    arithmetic produces) in torch's caching allocator, so the student's `empty_like(q)`
+    gets poisoned memory and unwritten elements are counted exactly."""
+    blocks = [torch.full(like.shape, -1, dtype=torch.int32, device=like.device) for _ in range(POISON_COPIES)]
     torch.cuda.synchronize()
-    del blocks   # back to the cache, still full of NaN
+    del blocks   # back to the cache, still full of the poison
 
 
 def sdpa_backend(q: torch.Tensor) -> str:
@@ -59,87 +67,190 @@ def sdpa_backend(q: torch.Tensor) -> str:
         return "unknown"
 
 
-def _timing(times_ms: list[float]) -> Timing:
-    t = torch.tensor(times_ms, dtype=torch.float64)
+def _timing(values_ms: list[float], reps: int) -> Timing:
+    t = torch.tensor(values_ms, dtype=torch.float64)
     q1, med, q3 = (float(x) for x in torch.quantile(t, torch.tensor([0.25, 0.5, 0.75], dtype=torch.float64)))
-    return Timing(median_ms=med, min_ms=float(t.min()), max_ms=float(t.max()), iqr_ms=q3 - q1,
-                  reps=len(times_ms))
+    return Timing(median_ms=med, min_ms=float(t.min()), max_ms=float(t.max()), iqr_ms=q3 - q1, reps=reps)
 
 
-def time_events_interleaved(kernels: dict, input_sets: list | None = None) -> dict:
-    """do_bench in interleaved rounds (each kernel once per round, in turn), so clock or
-    thermal drift lands on every kernel alike. With `input_sets`, kernels take (q, k, v)
-    and round r uses set r mod len(input_sets): separately allocated buffers, so a
-    kernel's sensitivity to where its data sits in memory averages out. Per kernel: the
-    median of its per-round medians; min/max/iqr are over the rounds. Round 0 warms up."""
-    from triton.testing import do_bench
-    per_round = {name: [] for name in kernels}
+class Pool:
+    """`n` input sets of one shape on the GPU, refilled with fresh random numbers on demand
+    (a generator seeded from the judge's nonce)."""
+
+    def __init__(self, shape: Shape, n: int, nonce: int):
+        size = (shape.B, shape.H, shape.S, shape.D)
+        self.sets = [tuple(torch.empty(size, device="cuda") for _ in range(3)) for _ in range(n)]
+        self.gen = torch.Generator(device="cuda").manual_seed(input_seed(nonce, 0))
+
+    def refill(self, canaries: dict | None = None) -> None:
+        for i, s in enumerate(self.sets):
+            if canaries and i in canaries:
+                for dst, src in zip(s, canaries[i]):
+                    dst.copy_(src, non_blocking=False)
+            else:
+                for t in s:
+                    t.normal_(generator=self.gen)
+
+
+# ---- the judge's canaries ------------------------------------------------------------------
+
+def event_slots() -> int:
+    """Canary positions of the event method: (round r >= 1, call j) -> (r - 1) * CALLS + j."""
+    return (ROUNDS - 1) * CALLS
+
+
+def graph_slots() -> int:
+    """Canary positions of the graph method: (replay r >= 1, call j), after the event ones."""
+    return (REPLAYS - 1) * GRAPH_CALLS
+
+
+def pick_canaries(shape: Shape, cfg: Config, rng, k: int) -> list[int]:
+    """k event-method positions, and one graph position where the graph method may run."""
+    picks = sorted(rng.sample(range(event_slots()), k))
+    if shape.S <= GRAPH_MAX_S:
+        picks.append(event_slots() + rng.randrange(graph_slots()))
+    return picks
+
+
+def canary_optional(slot: int, method: str) -> bool:
+    """A graph-method canary does not come back when the graph was not used."""
+    return slot >= event_slots() and method != "graph"
+
+
+# ---- timing ----------------------------------------------------------------------------------
+
+def time_events(kernels: dict, shape: Shape, nonce: int, canaries: dict, kept: dict,
+                guard: StateGuard | None = None) -> dict:
+    """The event method (module doc). `canaries`: slot -> (q, k, v) for the student;
+    their outputs are stored in `kept`."""
+    pool = Pool(shape, CALLS, nonce)
+    flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.int8, device="cuda")
+    stream = torch.cuda.current_stream()
+    names = list(kernels)
+    per_round = {n: [] for n in names}
     for r in range(ROUNDS):
-        args = input_sets[r % len(input_sets)] if input_sets else ()
-        for name, fn in kernels.items():
-            ms = do_bench(lambda fn=fn: fn(*args), warmup=5, rep=ROUND_MS, return_mode="median")
+        for i in range(len(names)):
+            name = names[(r + i) % len(names)]
+            fn = kernels[name]
+            mine = {}
+            if name == "student" and r >= 1:
+                mine = {j: canaries[(r - 1) * CALLS + j] for j in range(CALLS) if (r - 1) * CALLS + j in canaries}
+            pool.refill(mine)
+            if name == "sdpa" and guard is not None:
+                guard.restore()
+            starts = [torch.cuda.Event(enable_timing=True) for _ in range(CALLS)]
+            ends = [torch.cuda.Event(enable_timing=True) for _ in range(CALLS)]
+            for j in range(CALLS):
+                flush.zero_()
+                starts[j].record(stream)
+                out = fn(*pool.sets[j])
+                ends[j].record(stream)
+                if j in mine:
+                    kept[(r - 1) * CALLS + j] = out
+            torch.cuda.synchronize()
             if r > 0:
-                per_round[name].append(ms)
-    return {name: _timing(values) for name, values in per_round.items()}
+                times = sorted(s.elapsed_time(e) for s, e in zip(starts, ends))
+                per_round[name].append(times[len(times) // 2])
+    return {n: _timing(v, (ROUNDS - 1) * CALLS) for n, v in per_round.items()}
 
 
-def time_graph(fn) -> Timing | None:
-    """triton do_bench_cudagraph: replays of a captured graph; None if `fn` cannot be captured."""
-    from triton.testing import do_bench_cudagraph
-    try:
-        q = do_bench_cudagraph(fn, rep=100, quantiles=[0.0, 0.25, 0.5, 0.75, 1.0])
-    except Exception:  # noqa: BLE001 - capture refused (default stream, sync, ...)
+def time_graphs(kernels: dict, shape: Shape, nonce: int, canaries: dict, kept: dict) -> dict | None:
+    """The graph method (module doc), every kernel; None if one cannot be captured."""
+    out = {}
+    base = event_slots()
+    for name, fn in kernels.items():
+        pool = Pool(shape, GRAPH_CALLS, nonce ^ hash(name) & 0xFFFF)
+        pool.refill()
+        try:
+            fn(*pool.sets[0])                                   # warm-up outside the capture
+            torch.cuda.synchronize()
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                outs = [fn(*pool.sets[j]) for j in range(GRAPH_CALLS)]
+        except Exception:  # noqa: BLE001 - capture refused (default stream, sync, ...)
+            torch.cuda.synchronize()
+            return None
+        values = []
+        for r in range(REPLAYS):
+            mine = {}
+            if name == "student" and r >= 1:
+                mine = {j: canaries[base + (r - 1) * GRAPH_CALLS + j] for j in range(GRAPH_CALLS)
+                        if base + (r - 1) * GRAPH_CALLS + j in canaries}
+            pool.refill(mine)
+            torch.cuda.synchronize()
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            graph.replay()
+            end.record()
+            torch.cuda.synchronize()
+            for j in mine:
+                kept[base + (r - 1) * GRAPH_CALLS + j] = outs[j].clone()
+            if r > 0:
+                values.append(start.elapsed_time(end) / GRAPH_CALLS)
+        out[name] = _timing(values, -1)
+        del graph, outs
+    return out
+
+
+def wall_probe(fn, shape: Shape, nonce: int, reps: int = 5) -> float:
+    """Shortest wall-clock time (ms) of one call with the device synchronised before and
+    after: work left running on another stream shows here, not in the events."""
+    pool = Pool(shape, 1, nonce ^ 0x3C3C)
+    best = float("inf")
+    for _ in range(reps):
+        pool.refill()
         torch.cuda.synchronize()
-        return None
-    return Timing(median_ms=q[2], min_ms=q[0], max_ms=q[4], iqr_ms=q[3] - q[1], reps=-1)
-
-
-def bench_cuda(student, references: dict, cfg: Config, seed: int, on_size=None,
-               shapes: tuple[Shape, ...] | None = None) -> tuple[list[BenchRow], dict]:
-    """Benchmark rows for every size (CUDA) and the description of the method."""
-    rows, backends, methods = [], {}, {}
-    for i, shape in enumerate(shapes or cfg.bench_shapes):
-        if on_size is not None:
-            on_size(shape)
-        sets = [make_inputs(shape, seed * 1000 + 100 + 10 * i + j, "cuda") for j in range(INPUT_SETS)]
-        q, k, v = sets[0]
-        backends[shape.S] = sdpa_backend(q)
-        last = {}
-
-        def student_call(q, k, v):
-            last["out"], last["inputs"] = student(q, k, v), (q, k, v)
-            return last["out"]
-        kernels = {"student": student_call, "sdpa": F.scaled_dot_product_attention}
-        kernels.update({name: fn for name, fn in references.items() if fn is not None})
-        events = time_events_interleaved(kernels, sets)
-        graphs = ({name: time_graph(lambda fn=fn: fn(q, k, v)) for name, fn in kernels.items()}
-                  if shape.S <= GRAPH_MAX_S else {})
-        use_graph = bool(graphs) and all(t is not None for t in graphs.values())
-        headline = graphs if use_graph else events
-        methods[shape.S] = "do_bench_cudagraph" if use_graph else "do_bench"
+        t0 = time.perf_counter()
+        fn(*pool.sets[0])
         torch.cuda.synchronize()
-        recheck = recheck_error(last.get("out"), last.get("inputs", (q, k, v)))
-        rows.append(_row(shape, headline, events, graphs, recheck))
-    timing = {
-        "method": "triton.testing (do_bench_cudagraph at S <= %d when capturable, else do_bench)" % GRAPH_MAX_S,
-        "method_by_S": methods,
-        "description": "device-side CUDA event timing; do_bench flushes the L2 before every call; "
-                       f"{ROUNDS - 1} interleaved rounds of {ROUND_MS} ms per kernel after a warm-up round, "
-                       f"rotating over {INPUT_SETS} separately allocated input sets, median of the round "
-                       "medians; do_bench_cudagraph replays a captured graph to remove CPU launch overhead",
-        "rounds": ROUNDS - 1, "round_ms": ROUND_MS, "input_sets": INPUT_SETS, "l2_flush": "do_bench only",
-        "sdpa_backend_by_S": backends,
-    }
-    from .system import _nvidia_smi
-    clocks = _nvidia_smi("clocks.sm,clocks.mem")
-    timing["clock_sm_mhz_after_bench"] = clocks[0] if clocks else None
-    timing["clock_mem_mhz_after_bench"] = clocks[1] if len(clocks) > 1 else None
-    return rows, timing
+        best = min(best, (time.perf_counter() - t0) * 1e3)
+    return best
 
 
-def _row(shape: Shape, headline: dict, events: dict, graphs: dict, recheck) -> BenchRow:
-    """bench.make_row on the headline timings, keeping both methods' timings beside them."""
+def bench_size(kernels: dict, shape: Shape, cfg: Config, nonce: int, canaries: dict | None = None) -> Timed:
+    """Timings of every kernel at one size on the GPU (events; graphs at small S)."""
+    canaries = {s: tuple(t.to("cuda") for t in c) for s, c in (canaries or {}).items()}
+    guard = StateGuard()
+    kept: dict = {}
+    events = time_events(kernels, shape, nonce, canaries, kept, guard)
+    graphs = time_graphs(kernels, shape, nonce, canaries, kept) if shape.S <= GRAPH_MAX_S else None
+    guard.restore()
+    headline = dict(graphs) if graphs else dict(events)
     timings = dict(headline)
-    timings.update({f"{name}_do_bench": t for name, t in events.items()})
-    timings.update({f"{name}_cudagraph": t for name, t in graphs.items() if t is not None})
-    return make_row(shape, timings, recheck)
+    timings.update({f"{n}_do_bench": t for n, t in events.items()})
+    if graphs:
+        timings.update({f"{n}_cudagraph": t for n, t in graphs.items()})
+    extra = {"sdpa_backend": sdpa_backend(torch.empty(shape.B, shape.H, shape.S, shape.D, device="cuda")),
+             "wall_probe_ms": wall_probe(kernels["student"], shape, nonce)}
+    torch.cuda.synchronize()
+    return Timed(timings=timings, reps=(ROUNDS - 1) * CALLS, method="graph" if graphs else "events",
+                 canary_outputs=kept, state_changes=guard.changes, extra=extra)
+
+
+def timing_description() -> dict:
+    return {
+        "method": f"CUDA events around each call (L2 flushed before each), CUDA graphs at S <= {GRAPH_MAX_S} "
+                  "when every kernel can be captured",
+        "description": f"{ROUNDS - 1} interleaved rounds after a warm-up round, {CALLS} calls per kernel per "
+                       "round, each call on an input set it has not seen (a pool refilled with fresh random "
+                       "numbers before every turn), the L2 flushed before every call; median of the round "
+                       f"medians. Graphs: {GRAPH_CALLS} calls on distinct inputs captured once, replayed "
+                       f"{REPLAYS - 1} times with the inputs refilled between replays. The judge's canary "
+                       "inputs replace a few calls and those outputs are checked against float64.",
+        "rounds": ROUNDS - 1, "calls_per_round": CALLS, "graph_calls": GRAPH_CALLS, "replays": REPLAYS - 1,
+        "l2_flush": "events only",
+    }
+
+
+# ---- trusted use (tools/bench_reference.py): the same harness, no canaries -----------------
+
+def time_events_interleaved(kernels: dict, shape: Shape, nonce: int = 1) -> dict:
+    return time_events(kernels, shape, nonce, {}, {})
+
+
+def time_graph_all(kernels: dict, shape: Shape, nonce: int = 1) -> dict | None:
+    return time_graphs(kernels, shape, nonce, {}, {})
+
+
+def _sdpa(q, k, v):
+    return F.scaled_dot_product_attention(q, k, v)

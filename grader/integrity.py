@@ -66,8 +66,25 @@ _CODE_RULES = [
                              "kill|ptrace|syscall"), "starts processes or makes raw system calls"),
     ("network", STRICT, _free("socket|connect|bind|sendto|recvfrom|getaddrinfo", std=False),
      "opens network connections"),
-    ("dynamic_loading", STRICT, _free("dlopen|dlsym|dlmopen"),
+    ("dynamic_loading", STRICT, _free("dlopen|dlsym|dlmopen|dlvsym"),
      "loads code at run time"),
+    # the link audit's names (grader/linkaudit.py), seen in the source too
+    ("python_api", STRICT, r"\b_?Py[A-Z][A-Za-z]*_\w+\s*\(|\bPy_(?:Initialize|Finalize|Exit|DecRef|IncRef)\w*\s*\(|"
+     r"\bpybind11\s*::|#\s*include\s*[<\"]Python\.h",
+     "uses the Python C API (the grader's own process)"),
+    ("aten_compute", STRICT, r"\bat\s*::\s*(?:cpu|native|redispatch|_ops)\s*::",
+     "calls ATen's compute kernels directly"),
+    ("blas", STRICT, r"\b(?:cblas_\w+|[sdcz]gemm_?|[sdcz]gemv_?|mkl_\w+|dnnl_\w+|LAPACKE_\w+)\s*\(",
+     "calls a BLAS / LAPACK / oneDNN routine instead of computing"),
+    ("global_settings", STRICT, r"\b(?:at|torch)\s*::\s*set_num(?:_interop)?_threads\s*\(|\bset(?:SDPUse|UserEnabled|"
+     r"AllowTF32|Float32MatmulPrecision|FlushDenormal)\w*\s*\(|\bglobalContext\s*\(\s*\)\s*\.\s*set\w*\s*\(",
+     "changes torch's global settings (threads, SDP backends, TF32: SDPA's speed depends on them)"),
+    ("runtime_compile", STRICT, r"\b(?:nvrtc\w+|cuModuleLoad\w*|cuLinkCreate\w*)\s*\(",
+     "compiles or loads GPU code at run time"),
+    ("own_threads", WARNING, r"\bpthread_create\s*\(|\bstd\s*::\s*(?:thread|jthread|async)\b",
+     "starts its own threads (left running, they would slow what is timed next)"),
+    ("thread_settings", WARNING, r"\bomp_set_(?:num_threads|dynamic|nested|max_active_levels)\s*\(",
+     "changes OpenMP's thread settings (shared with torch; SDPA is timed with torch's put back)"),
     ("extra_streams", WARNING, r"\b(?:cudaStreamCreate\w*|getStreamFromPool|cudaStreamBeginCapture)\b",
      "creates its own CUDA streams (timing covers the current stream only)"),
     ("timing_calls", WARNING, r"\b(?:cudaEvent\w+|clock|clock64|globaltimer|gettimeofday|"
@@ -230,6 +247,25 @@ def fp32_peak_flops(system: dict) -> float | None:
         return float(system["sm_count"]) * 128 * 2 * float(system["clock_sm_max_mhz"]) * 1e6
     except (KeyError, TypeError, ValueError):
         return None
+
+
+def state_flags(changes: list) -> list[Flag]:
+    """Flags of torch's global state found changed before an SDPA measurement (bench.StateGuard;
+    put back each time). A thread count a kernel set (omp_set_num_threads changes torch's too)
+    is a warning; SDP backends, TF32, matmul precision or denormal flushing, which an
+    attention kernel has no reason to touch, are strict."""
+    if not changes:
+        return []
+    threads = [c for c in changes if str(c).startswith(("num_threads", "num_interop_threads"))]
+    other = [c for c in changes if c not in threads]
+    flags = []
+    if other:
+        flags.append(Flag("global_state", STRICT, "torch's global settings changed while the kernel ran (put back "
+                          f"before every SDPA measurement): {'; '.join(map(str, other))[:400]}"))
+    if threads:
+        flags.append(Flag("thread_count", WARNING, "torch's thread count changed while the kernel ran (put back "
+                          f"before every SDPA measurement): {'; '.join(map(str, threads))[:200]}"))
+    return flags
 
 
 def speed_flags(bench: list, system: dict) -> list[Flag]:

@@ -40,6 +40,7 @@ class CompileResult:
     module: str = ""             # extension module name (attn_<hash>)
     build_dir: str = ""
     headers: str = ""            # the header tier it was built with: proxy, lean or full ("" if failed)
+    library_rel: str = ""        # the built library, relative to build_dir (<tier>/<module>.so)
 
 
 @dataclass(frozen=True)
@@ -111,6 +112,7 @@ class GradeResult:
     verdict_without_flags: str | None = None   # the verdict a strict flag replaced, if any
     isolation: dict = field(default_factory=dict)   # sandbox used, limits enforced
     ceilings: dict = field(default_factory=dict)    # CPU: measured roofline (roofline.Ceilings fields)
+    bench_quality: dict = field(default_factory=dict)   # were the timings taken on a quiet machine?
     grader_version: str = "0.1.0"
     schema_version: int = SCHEMA_VERSION
 

@@ -1,35 +1,56 @@
-"""Grade one submission: parse here, run everything else in a child process.
+"""Grade one submission: the judge.
 
-The child (`grader.worker`) runs in its own process group with per-stage timeouts
-applied from here, so an infinite loop becomes `timeout` and a segfault becomes
-`runtime_error`, and this process always finishes with a complete GradeResult.
+The judge is this process. It parses the submission, then runs everything that touches
+the student's code in a child process (`grader/worker.py`, sandboxed in batch mode) that
+it talks to through pipes (`grader/channel.py`). The judge owns every secret and every
+verdict, as the contest judges do (CMS keeps its checker out of the contestant's process):
+- it generates every input (public and hidden configs, from the seed the child never
+  sees), computes the float64 truth, and decides each config's verdict and max_err from
+  the output tensor the child sends back;
+- the child's reports (compile log, timings, the operation audit) are data it validates;
+- it reads the built library itself (`safefs`: no link followed, regular files only,
+  size capped), audits its symbols (`linkaudit`) and hands the child that audited copy;
+- it applies every timeout from its own clock: per request, and a total per submission
+  that nothing the child writes can switch off;
+- the hidden configs run last, after the benchmark, with the child's printed output
+  kept out of every student-visible file from the moment their inputs are sent.
+
+An infinite loop becomes `timeout`, a segfault `runtime_error` (with the last lines the
+kernel printed), a breach of the limits `runtime_error` with the reason; the judge always
+finishes with a complete GradeResult.
 """
 from __future__ import annotations
 
-import json
 import os
+import random
+import secrets
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from .config import REPO_ROOT, Config
+from .channel import ChannelClosed, ChannelError, ChannelTimeout, Endpoint
+from .config import REPO_ROOT, Config, Shape
 from .parse import Submission, parse
-from .result import GradeResult, bench_from, check_from, compile_from, write_json_atomic
-from .sandbox import (Limits, OutputCap, bwrap_command, bwrap_path, die_with_parent, folder_bytes,
-                      tree_usage)
+from .result import GradeResult, bench_from, check_from, compile_from
+from .sandbox import Limits, OutputCap, die_with_parent, folder_bytes, tree_members, tree_usage
 
-STAGE_NAMES = {"start": "starting", "prepare": "preparing the grader's binding module",
-               "ready": "waiting for a device",
+STAGE_NAMES = {"start": "starting", "prepare": "loading torch and the grader's binding module",
+               "ready": "waiting for a device", "device": "taking the device",
                "roofline": "measuring the CPU's roofline",
-               "compile": "compiling", "compile-references": "compiling the reference kernels",
-               "check": "checking", "bench": "benchmarking", "done": "done"}
-POLL_S = 0.05
-OUTPUT_TAIL = 2000
+               "compile": "compiling", "audit": "auditing the built library", "load": "loading the kernel",
+               "compile-references": "compiling the reference kernels",
+               "check": "checking", "bench": "benchmarking", "hidden": "checking the hidden configs",
+               "done": "done"}
+OUTPUT_TAIL_LINES = 3
+RECHECK_SAMPLES = 2              # canary calls per benchmark size, checked against float64
+LIBRARY_MAX_BYTES = 512 << 20
+MAX_NOTES = 20
 
 
 class GraderError(Exception):
@@ -49,8 +70,11 @@ class RunOptions:
     limits: Limits = Limits()
     # Start the child ahead of its device: it loads Python, torch and the binding module,
     # then waits; `gate()` is called (blocking) once it waits, and returns the environment
-    # that hands it a device ({"CUDA_VISIBLE_DEVICES": "1"}). Batch mode, GPU slots.
+    # that hands it a device ({"CUDA_VISIBLE_DEVICES": "1", "GRADER_GPU_UUID": ...}).
     gate: object = None
+    gpu_nodes: tuple = ()              # device nodes a sandboxed CUDA child gets (/dev/nvidia0, ...)
+    ro_paths: tuple = ()               # more read-only binds for a sandboxed child
+    total_timeout: float | None = None   # wall-clock cap on the whole submission (None: the config's)
 
 
 def gpu_present() -> bool:
@@ -95,17 +119,25 @@ def _config_summary(cfg: Config) -> dict:
             "bench_sizes": [s.as_dict() for s in cfg.bench_shapes], "source": cfg.source}
 
 
+def public_config(cfg: Config) -> Config:
+    """What the child may know of the config: no hidden configs, no seed."""
+    return replace(cfg, seed=0, hidden_configs=(), seed_is_secret=False)
+
+
 def _result(sub: Submission, cfg: Config, backend: str, reason: str, verdict: str, message: str,
             state: dict | None = None, isolation: dict | None = None) -> GradeResult:
-    from .integrity import STRICT, audit_flags, scan, speed_flags
-    state = state or {}
     from .evidence import read_profiles
+    from .integrity import STRICT, Flag, audit_flags, scan, speed_flags, state_flags
+    state = state or {}
     profiles, notes = read_profiles(sub) if sub.ok else ((), ())
     flags = [f for src in sub.sources.values() for f in scan(src)]
-    flags += audit_flags(state.get("audit")) + speed_flags(state.get("bench", []), state.get("system", {}))
+    flags += [Flag(**f) for f in state.get("link_flags", [])]
+    flags += audit_flags(state.get("audit")) + state_flags(state.get("state_changes", []))
+    flags += speed_flags(state.get("bench", []), state.get("system", {}))
+    flags += [Flag(**f) for f in state.get("judge_flags", [])]
     strict = [f for f in flags if f.tier == STRICT]
     before = None
-    if strict and verdict != "invalid_submission":
+    if strict and verdict not in ("invalid_submission", "grader_error"):
         before, verdict = verdict, "cheat_suspected"
         more = f" (+{len(strict) - 1} more: see flags)" if len(strict) > 1 else ""
         message = f"{strict[0].detail}{more}"
@@ -121,185 +153,654 @@ def _result(sub: Submission, cfg: Config, backend: str, reason: str, verdict: st
         profiles=profiles, profile_notes=notes, ceilings=state.get("ceilings") or {},
         sources={kind: src.text for kind, src in sub.sources.items()}, report_md=sub.report_md,
         flags=tuple(f.as_dict() for f in flags), verdict_without_flags=before,
-        isolation=isolation or {},
+        isolation=isolation or {}, bench_quality=state.get("bench_quality") or {},
     )
 
 
-def _timeout_for(cfg: Config, stage: str) -> float:
-    if stage == "ready":      # waiting for the parent's gate: no student code has run
-        return float("inf")
-    if stage in ("start", "prepare", "compile", "compile-references"):
-        return cfg.timeout_compile
-    return {"check": cfg.timeout_check, "bench": cfg.timeout_bench,
-            "roofline": cfg.timeout_bench}.get(stage, cfg.timeout_check)
+# ---- the child ----------------------------------------------------------------------------
+
+class ChildFailed(Exception):
+    """The child stopped answering: `verdict` (timeout, runtime_error) and a message."""
+
+    def __init__(self, verdict: str, message: str):
+        super().__init__(message)
+        self.verdict, self.message = verdict, message
 
 
-def _read_state(workdir: Path) -> dict | None:
-    """The child's results so far, validated; None if absent or not what we expect."""
+class Child:
+    """One worker process and the judge's side of its channel, supervised: limits measured
+    every `poll_s`, the process group killed on a breach, on the total deadline and when
+    the judge is done with it."""
+
+    def __init__(self, workdir: Path, options: RunOptions, threads: int, gpu: bool, deadline: float):
+        from .sandbox import SandboxError, bwrap_command, bwrap_path, child_env, prepare_workdir
+        self.options, self.limits, self.workdir = options, options.limits, workdir
+        self.deadline = deadline
+        p2c_r, p2c_w = os.pipe()
+        c2p_r, c2p_w = os.pipe()
+        cmd = [sys.executable, "-m", "grader.worker", str(p2c_r), str(c2p_w)]
+        home, tmp = workdir / "home", workdir / "tmp"
+        for d in (home, tmp):
+            d.mkdir(parents=True, exist_ok=True)
+        from .compile import cache_root
+        extra = {**options.env, "OMP_NUM_THREADS": str(threads), "GRADER_CACHE": str(cache_root())}
+        self.isolation = {"sandbox": "none", "limits": self.limits.as_dict()}
+        if options.sandbox:
+            bwrap = bwrap_path()
+            if bwrap is None:
+                raise GraderError("the sandbox needs bubblewrap: install it (apt install bubblewrap) "
+                                  "or set GRADER_BWRAP to a bwrap binary")
+            extra["GRADER_CACHE"] = str(workdir / "cache")
+            extra["GRADER_SHARED_CACHE"] = str(cache_root())
+            prepare_workdir(workdir)
+            tmp = Path("/tmp")
+            try:
+                cmd = bwrap_command(bwrap, cmd, workdir, self.limits, tuple(options.hide),
+                                    tuple(options.ro_paths) + tuple(_dispatch_build_dirs()),
+                                    tuple(options.gpu_nodes))
+            except SandboxError as e:
+                raise GraderError(str(e)) from None
+            self.isolation = {"sandbox": "bwrap", "bwrap": bwrap, "limits": self.limits.as_dict(),
+                              "network": "none", "uid": "unprivileged", "gpu_nodes": list(options.gpu_nodes)}
+        env = child_env(extra, home, tmp)
+        env["PYTHONPATH"] = str(REPO_ROOT)
+        self.proc = subprocess.Popen(cmd, cwd=workdir if options.sandbox else REPO_ROOT, env=env,
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                     start_new_session=True, preexec_fn=die_with_parent,
+                                     pass_fds=(p2c_r, c2p_w))
+        os.close(p2c_r)
+        os.close(c2p_w)
+        self.chan = Endpoint(c2p_r, p2c_w, nonblocking=True)
+        self.output = OutputCap(self.proc.stdout, self.limits.output_bytes)
+        self.breach: str | None = None
+        self.cpu_ticks = 0
+        self._stop = threading.Event()
+        self._watch = threading.Thread(target=self._supervise, daemon=True)
+        self._watch.start()
+
+    def _supervise(self) -> None:
+        next_disk = 0.0
+        while not self._stop.wait(self.limits.poll_s):
+            if self.proc.poll() is not None:
+                return
+            members = tree_members(self.proc.pid)
+            self.cpu_ticks = max(self.cpu_ticks, sum(t for _, _, t in members))
+            rss, procs = tree_usage(self.proc.pid, self.limits.max_processes)
+            if procs > self.limits.max_processes:     # first: forked copies share their memory
+                self.breach = f"started more than {self.limits.max_processes} processes"
+            elif rss > self.limits.process_bytes:
+                self.breach = (f"used more than {self.limits.memory_bytes / 2**30:g} GiB of memory "
+                               f"({self.limits.process_bytes / 2**30:.3g} GiB for its processes, the rest "
+                               "its /tmp and /dev/shm)")
+            elif time.monotonic() >= next_disk:
+                next_disk = time.monotonic() + 1.0
+                size, files = folder_bytes(self.workdir, self.limits.max_files)
+                if size > self.limits.disk_bytes:
+                    self.breach = f"wrote more than {self.limits.disk_bytes / 2**30:g} GiB to its work folder"
+                elif files > self.limits.max_files:
+                    self.breach = f"made more than {self.limits.max_files} files in its work folder"
+            if self.breach is not None:
+                self.kill()
+                return
+
+    def request(self, header: dict, payload=None, timeout: float = 60.0, max_payload: int = 0,
+                on_note=None) -> tuple[dict, bytes]:
+        """Send one request and wait for its reply (notes passed to `on_note`), at most
+        `timeout` seconds and never past the submission's deadline."""
+        deadline = min(time.monotonic() + timeout, self.deadline)
+        total_cap = deadline == self.deadline
+        try:
+            self.chan.send(header, payload, deadline=deadline)
+            notes = 0
+            while True:
+                reply, data = self.chan.recv(deadline=deadline, max_payload=max_payload)
+                if reply.get("event") == "note":
+                    notes += 1
+                    if on_note is not None and notes <= MAX_NOTES:
+                        on_note(str(reply.get("text", ""))[:500])
+                    continue
+                return reply, data
+        except ChannelTimeout:
+            self.kill()
+            raise ChildFailed("timeout", "the whole submission took longer than its time limit" if total_cap
+                              else f"took longer than the {timeout:g} s limit") from None
+        except ChannelError as e:
+            self.kill()
+            raise ChildFailed("runtime_error", self._death(e)) from None
+
+    def _death(self, error: ChannelError) -> str:
+        """Why the child stopped answering, in words: a breach, a signal, an exit status,
+        or a broken protocol; with the last lines it printed."""
+        self.proc.wait()
+        if self.breach:
+            return f"the kernel {self.breach} (stopped)"
+        rc = self.proc.returncode
+        tail = self.tail()
+        said = f": {tail}" if tail else ""
+        sig = -rc if rc is not None and rc < 0 else (rc - 128 if rc is not None and rc > 128 else None)
+        if sig is not None:
+            name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+            return f"the process crashed with {name}{said}"
+        if isinstance(error, ChannelClosed):
+            return f"the process exited with status {rc}{said}"
+        return f"the process broke the grader's protocol ({error}){said}"
+
+    def tail(self) -> str:
+        """The last lines the kernel printed (the assertion text of an abort, say)."""
+        self.output.join(0.5)
+        lines = [ln.strip() for ln in self.output.text().strip().splitlines() if ln.strip()]
+        return " | ".join(lines[-OUTPUT_TAIL_LINES:])[-600:]
+
+    def kill(self) -> None:
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def close(self) -> None:
+        """Ask the child to exit, then kill whatever is left of its process group."""
+        if self.proc.poll() is None and self.breach is None:
+            try:
+                self.request({"op": "exit"}, timeout=5)
+            except ChildFailed:
+                pass
+        self.kill()
+        self.proc.wait()
+        self._stop.set()
+        self.output.join()
+        self.chan.close()
+
+
+def _dispatch_build_dirs() -> list[Path]:
+    """The binding module's build folder in the shared cache (the sandbox binds it alone)."""
+    from .compile import cache_root
+    return [p for p in cache_root().glob("dispatch-*") if p.is_dir()]
+
+
+# ---- the judge -----------------------------------------------------------------------------
+
+class Judge:
+    """Grades one parsed submission in phases: `compile()` (build, audit, copy the library
+    out of the child's reach), then `run_device()` (load, check, bench, hidden configs).
+    A student's own grade runs both in one child; a batch runs them in two (compile with
+    `--jobs` others, then holding a device), and `result()` gathers everything."""
+
+    def __init__(self, sub: Submission, cfg: Config, backend: str, reason: str, options: RunOptions,
+                 progress=None, bench: bool = True, keep_workdir: bool = False):
+        self.sub, self.cfg, self.backend, self.reason = sub, cfg, backend, reason
+        self.options, self.progress, self.bench_on = options, progress, bench
+        self.source = sub.sources["cuda" if backend == "cuda" else "cpp"]
+        self.threads = cfg.threads or os.cpu_count() or 1
+        self.device = "cuda" if backend == "cuda" else "cpu"
+        self.state: dict = {"checks": [], "bench": [], "stage_seconds": {}, "link_flags": [], "judge_flags": []}
+        self.private: dict = {"hidden_checks": []}
+        self.verdict: str | None = None
+        self.message = ""
+        self.child: Child | None = None
+        self.library: Path | None = None
+        self.output_public = ""
+        self.output_private = ""
+        self.output_bytes = 0
+        self.isolation: dict = {}
+        self._temp = options.workdir is None
+        self.keep_workdir = keep_workdir
+        if options.workdir is not None:
+            self.workdir = Path(options.workdir).resolve()
+            self.workdir.mkdir(parents=True, exist_ok=True)
+        else:
+            self.workdir = Path(tempfile.mkdtemp(prefix="grade-"))
+        self.libdir = Path(tempfile.mkdtemp(prefix="grade-lib-"))
+        os.chmod(self.libdir, 0o755)
+        # the total cap counts the time a child of this submission runs, not the time it waits
+        # for a compile slot or a device
+        self.budget = options.total_timeout or cfg.timeout_total
+        # the judge needs torch for inputs and truth: import it while the child starts
+        threading.Thread(target=_import_torch, daemon=True).start()
+        self._started = time.monotonic()
+        self._stage = ("start", "", time.monotonic())
+
+    # -- bookkeeping ----------------------------------------------------------------------
+    def stage(self, name: str, detail: str = "") -> None:
+        now = time.monotonic()
+        prev, _, since = self._stage
+        if prev not in ("start",):
+            secs = self.state["stage_seconds"].get(prev, 0.0) + now - since
+            self.state["stage_seconds"][prev] = round(secs, 3)
+        self._stage = (name, detail, now)
+        if self.progress is not None and name != "done":
+            self.progress(name, detail, now - self._started)
+
+    def where(self) -> str:
+        name, detail, _ = self._stage
+        return f"{STAGE_NAMES.get(name, name)}{' (' + detail + ')' if detail else ''}"
+
+    def finish(self, verdict: str, message: str) -> None:
+        if self.verdict is None:
+            self.verdict, self.message = verdict, message
+
+    def _fail(self, failed: ChildFailed) -> None:
+        self.finish(failed.verdict, f"{self.where()}: {failed.message}" if failed.verdict == "runtime_error"
+                    else f"{self.where()} {failed.message}")
+
+    def _spawn(self, gpu_nodes: tuple = ()) -> Child:
+        if self.child is None:
+            self.stage("start")
+            options = replace(self.options, gpu_nodes=gpu_nodes or self.options.gpu_nodes,
+                              ro_paths=tuple(self.options.ro_paths) + (str(self.libdir),))
+            self._child_started, self._waited = time.monotonic(), 0.0
+            self.child = Child(self.workdir, options, self.threads, self.device == "cuda",
+                               time.monotonic() + self.budget)
+            self.isolation = self.child.isolation
+            self.stage("prepare")
+            reply, _ = self.child.request({"op": "start", "backend": self.backend, "threads": self.threads,
+                                           "config": public_config(self.cfg).to_json()},
+                                          timeout=self.cfg.timeout_compile)
+            self._expect(reply)
+        return self.child
+
+    def _expect(self, reply: dict) -> dict:
+        """A reply, or ChildFailed if it reports an error of the worker itself."""
+        if "error" in reply:
+            raise ChildFailed("runtime_error", f"the grader's worker failed: {str(reply['error'])[:500]} "
+                              "(if your kernel is not the cause, please report this)")
+        return reply
+
+    def close_child(self) -> None:
+        if self.child is not None:
+            self.budget -= time.monotonic() - self._child_started - self._waited
+            self.child.close()
+            self.output_public += self.child.output.text(0)
+            self.output_private += self.child.output.text(1)
+            self.output_bytes += self.child.output.total
+            self.state["child_cpu_ticks"] = self.state.get("child_cpu_ticks", 0) + self.child.cpu_ticks
+            self.child = None
+
+    # -- phase 1: compile ----------------------------------------------------------------
+    def compile(self) -> bool:
+        """Build the kernel in the child, then read, audit and copy the library. True when
+        the grade goes on (it compiled)."""
+        try:
+            child = self._spawn()
+            self.stage("compile", f"{self.source.file} ({self.source.kind})")
+
+            def note(text: str) -> None:
+                if self.progress is not None:
+                    self.progress("compile", text, time.monotonic() - self._started)
+            reply, _ = child.request({"op": "compile", "source": _source_json(self.source)},
+                                     timeout=self.cfg.timeout_compile, on_note=note)
+            self._expect(reply)
+            result = _compile_dict(reply.get("compile"))
+            self.state["compile"] = result
+            if not result["ok"]:
+                self.finish("compile_error", "the kernel did not compile")
+                return False
+            self.stage("audit")
+            self._take_library(result)
+        except ChildFailed as failed:
+            self._fail(failed)
+            return False
+        if self.options.stop_after == "compile" and self.verdict is None:
+            self.finish("ok", "compiled (stopped after compiling, as requested)")
+        return self.verdict is None or self.options.stop_after == "compile"
+
+    def _take_library(self, result: dict) -> None:
+        """Read the built library out of the child's cache without trusting anything there
+        (grader/safefs.py), audit its symbols, and keep a copy the child cannot write."""
+        from .compile import cache_root, source_hash
+        from .linkaudit import audit_library
+        from .safefs import UnsafeFile, read_regular
+        name = f"attn_{self.source.kind}_{source_hash(self.source, public_config(self.cfg))}"
+        root = (self.workdir / "cache") if self.options.sandbox else cache_root()
+        rel = Path("build") / name / str(result.get("library_rel", ""))
+        try:
+            if not _safe_library_rel(result.get("library_rel", ""), name):
+                raise UnsafeFile(f"unexpected library path {result.get('library_rel')!r}")
+            data = read_regular(root, rel, LIBRARY_MAX_BYTES)
+        except UnsafeFile as e:
+            raise ChildFailed("runtime_error", f"the built library could not be read safely ({e})") from None
+        copy = self.libdir / "kernel.so"
+        copy.write_bytes(data)
+        os.chmod(copy, 0o755)
+        self.library = copy
+        self.state["link_flags"] = [f.as_dict() for f in audit_library(data, self.source)]
+
+    # -- phase 2: the device --------------------------------------------------------------
+    def run_device(self, gpu_nodes: tuple = ()) -> None:
+        """Load the audited library, check the public configs, bench, then the hidden ones."""
+        if self.verdict is not None or self.library is None:
+            return
+        try:
+            child = self._spawn(gpu_nodes)
+            env = {}
+            if self.options.gate is not None:
+                self.stage("ready", "waiting for a free device")
+                t0 = time.monotonic()
+                env = dict(self.options.gate())
+                self._waited += time.monotonic() - t0
+                child.deadline += time.monotonic() - t0
+            self.stage("device")
+            reply, _ = child.request({"op": "device", "env": {k: v for k, v in env.items()
+                                                              if k == "CUDA_VISIBLE_DEVICES"},
+                                      "gpu_uuid": env.get("GRADER_GPU_UUID", ""), "threads": self.threads},
+                                     timeout=self.cfg.timeout_compile)
+            self.state["system"] = {**self._expect(reply).get("system", {}), **_judge_system(self.threads)}
+            self.stage("load")
+            self._expect(child.request({"op": "load", "library": str(self.library)},
+                                       timeout=self.cfg.timeout_check)[0])
+            public_ok = self._checks(self.cfg.configs, hidden=False)
+            if public_ok and self.bench_on and self.verdict is None:
+                self._bench()
+        except ChildFailed as failed:
+            self._fail(failed)
+        self._hidden()
+        if self.verdict is None:
+            self.finish("ok", "correct on every config" if self.bench_on
+                        else "correct on every config (benchmark skipped)")
+
+    def _checks(self, shapes: tuple, hidden: bool) -> bool:
+        """Each config: inputs and truth made here, the kernel's output judged here."""
+        from .check import judge_call, make_inputs, truth, withhold
+        ok = True
+        offset = 0 if not hidden else len(self.cfg.configs)
+        for i, shape in enumerate(shapes):
+            name = f"hidden {i + 1}" if hidden else f"config {i + 1}"
+            self.stage("hidden" if hidden else "check", name if hidden else f"{name}: {shape}")
+            q, k, v = make_inputs(shape, self.cfg.seed * 1000 + offset + i)
+            expected = truth(q, k, v)
+            payload = b"".join(t.numpy().tobytes() for t in (q, k, v))
+            try:
+                reply, data = self.child.request({"op": "call", "shape": shape.as_dict()}, payload,
+                                                 timeout=self.cfg.timeout_check, max_payload=q.numel() * 4)
+                reply = self._expect(reply)
+            except ChildFailed as failed:
+                result = _crashed_check(name, shape, hidden, failed)
+                self._record_check(result, hidden)
+                raise
+            self.state["audit"] = reply.get("audit") if isinstance(reply.get("audit"), dict) else {}
+            result, kind = judge_call(reply, data, q, k, v, expected, self.cfg.tolerance, name, hidden,
+                                      None if hidden else shape.as_dict())
+            self._record_check(withhold(result) if hidden else result, hidden, full=result)
+            if kind:
+                ok = False
+                msg = withhold(result).message if hidden else result.message
+                self.finish(kind, f"{name}: {msg}")
+                if self.device != "cpu" and kind == "runtime_error":
+                    break     # after a CUDA fault the context is unusable: nothing more can run
+        return ok
+
+    def _record_check(self, result, hidden: bool, full=None) -> None:
+        self.state["checks"].append(asdict(result))
+        if hidden:
+            self.private["hidden_checks"].append(asdict(full or result))
+
+    def _hidden(self) -> None:
+        """The hidden configs, last: the child's output goes private from here on."""
+        if not self.cfg.hidden_configs or self.library is None or self.options.stop_after == "compile":
+            return
+        if self.child is None or (self.device != "cpu" and self.verdict == "runtime_error"):
+            return    # the child is gone (or its CUDA context is): the hidden configs did not run
+        self.child.output.private()
+        try:
+            self._checks(self.cfg.hidden_configs, hidden=True)
+        except ChildFailed as failed:
+            self.finish(failed.verdict, "a hidden config: the kernel "
+                        + ("took longer than the time limit" if failed.verdict == "timeout"
+                           else "crashed or broke a limit (details are withheld on hidden configs)"))
+
+    def _bench(self) -> None:
+        """Every benchmark size: fresh inputs for every timed call (the child's), a few
+        canary calls on the judge's own inputs checked here against float64."""
+        from .bench import make_row
+        from .check import make_inputs, truth
+        child = self.child
+        kernels = ["sdpa"]
+        if self.options.references:
+            self.stage("compile-references")
+            reply, _ = child.request({"op": "references"}, timeout=self.cfg.timeout_compile * 3)
+            refs = self._expect(reply).get("references", {})
+            self.state["references"] = refs
+            kernels += [n for n, r in refs.items() if isinstance(r, dict) and r.get("ok")]
+        rng = random.Random(secrets.randbits(64))
+        if self.device == "cuda":
+            from .gpu import canary_optional, pick_canaries
+        else:
+            from .bench import canary_optional, pick_canaries
+        rows, timing, quality = [], {}, []
+        for shape in self.cfg.bench_shapes:
+            self.stage("bench", str(shape))
+            picked = pick_canaries(shape, self.cfg, rng, RECHECK_SAMPLES)
+            canary = [make_inputs(shape, rng.getrandbits(62)) for _ in picked]
+            payload = b"".join(t.numpy().tobytes() for c in canary for t in c)
+            size = shape.B * shape.H * shape.S * shape.D * 4
+            load0 = _machine_ticks()
+            child_ticks0 = child.cpu_ticks
+            t0 = time.monotonic()
+            reply, data = child.request({"op": "bench", "shape": shape.as_dict(), "nonce": rng.getrandbits(62),
+                                         "kernels": kernels, "canaries": [{"slot": s} for s in picked]},
+                                        payload, timeout=self.cfg.timeout_bench, max_payload=size * len(picked))
+            wall = time.monotonic() - t0
+            reply = self._expect(reply)
+            self.state["audit"] = reply.get("audit") if isinstance(reply.get("audit"), dict) else {}
+            if "raised" in reply:
+                raised = reply["raised"] if isinstance(reply["raised"], dict) else {}
+                kind = raised.get("kind") if raised.get("kind") in ("not_implemented", "runtime_error") else "runtime_error"
+                self.finish(kind, f"attention raised during the benchmark ({shape}): "
+                            f"{str(raised.get('message', ''))[:500]}")
+                return
+            timings = _timings(reply.get("timings"), set(kernels) | {"student"}, wall)
+            self.state.setdefault("state_changes", [])
+            for change in reply.get("state_changes", [])[:20]:
+                if isinstance(change, str) and change[:200] not in self.state["state_changes"]:
+                    self.state["state_changes"].append(change[:200])
+            errs = []
+            returned = reply.get("canaries_returned", [])
+            method = str(reply.get("method", ""))
+            offset = 0
+            import torch
+            for i, (q, k, v) in enumerate(canary):
+                got = returned[i] if i < len(returned) else False
+                if got is not True or offset + size > len(data):
+                    if got is not True and canary_optional(picked[i], method):
+                        continue
+                    errs.append(None)
+                    continue
+                out = torch.frombuffer(bytearray(data[offset:offset + size]), dtype=torch.float32).reshape(q.shape)
+                offset += size
+                err = (out.double() - truth(q, k, v)).abs().max()
+                errs.append(float(err) if bool(err.isfinite()) else float("nan"))
+            recheck = None if any(e is None for e in errs) else max(errs)
+            rows.append(asdict(make_row(shape, timings, recheck)))
+            timing.setdefault("method_by_S", {})[shape.S] = str(reply.get("method", ""))[:60]
+            timing.setdefault("reps_by_S", {})[shape.S] = reply.get("reps") if isinstance(reply.get("reps"), int) else None
+            quality.append(_quality(shape, timings, load0, child_ticks0, child, wall))
+            extra = reply.get("extra") if isinstance(reply.get("extra"), dict) else {}
+            probe = extra.get("wall_probe_ms")
+            if isinstance(probe, (int, float)) and probe > 2 * timings["student"].median_ms + 0.1:
+                self.state["judge_flags"].append({"code": "async_work", "tier": "review", "detail": (
+                    f"S={shape.S}: a call takes {probe:.3f} ms with the device synchronised but "
+                    f"{timings['student'].median_ms:.3f} ms by the events on the timed stream: work left running "
+                    "on another stream?")})
+            if extra.get("sdpa_backend"):
+                timing.setdefault("sdpa_backend_by_S", {})[shape.S] = str(extra["sdpa_backend"])[:40]
+        self.state["bench"] = rows
+        self.state["timing"] = {**_timing_description(self.device, self.cfg, self.threads), **timing,
+                                "canaries_per_size": RECHECK_SAMPLES}
+        self.state["bench_quality"] = _summarize_quality(quality)
+        if self.device == "cpu":
+            self.stage("roofline", "measuring this CPU's FMA peak and memory bandwidth")
+            from .roofline import measure_cpu_ceilings
+            try:
+                self.state["ceilings"] = asdict(measure_cpu_ceilings(self.threads))
+            except Exception as exc:  # noqa: BLE001 - the report then goes without a CPU roofline
+                self.state["ceilings_note"] = f"{type(exc).__name__}: {exc}"[:300]
+        for row in rows:
+            err = row["recheck_max_err"]
+            if err is None or not err < self.cfg.tolerance:
+                shown = "no usable output" if err is None else f"max_err {err:.3g}"
+                self.finish("wrong_answer", f"wrong on the benchmark inputs at S={row['S']} ({shown}); it "
+                            "was right on the check configs")
+                return
+
+    # -- the result --------------------------------------------------------------------------
+    def result(self) -> GradeResult:
+        self.close_child()
+        self.stage("done")
+        shutil.rmtree(self.libdir, ignore_errors=True)
+        if self._temp and not self.keep_workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+        isolation = {**self.isolation, "output_bytes": self.output_bytes}
+        verdict, message = self.verdict or "runtime_error", self.message or "the grade did not finish"
+        return _result(self.sub, self.cfg, self.backend, self.reason, verdict, message, self.state, isolation)
+
+
+def _import_torch() -> None:
+    import torch  # noqa: F401
+
+    from . import check  # noqa: F401
+
+
+def _source_json(src) -> dict:
+    return {"kind": src.kind, "text": src.text, "file": src.file, "line_map": list(src.line_map)}
+
+
+def _compile_dict(d) -> dict:
+    """The child's CompileResult, validated field by field (it is only data)."""
+    from .result import CompileResult
+    if not isinstance(d, dict):
+        raise ChildFailed("runtime_error", "the compile step returned no result")
+    fields = CompileResult.__dataclass_fields__
+    out = {}
+    for name, f in fields.items():
+        value = d.get(name, f.default)
+        want = {"ok": bool, "seconds": (int, float), "cached": bool}.get(name, str)
+        if not isinstance(value, want):
+            value = f.default if not isinstance(f.default, type(None)) else None
+        out[name] = value[:20000] if isinstance(value, str) else value
+    return out
+
+
+def _safe_library_rel(rel, name: str) -> bool:
+    """`<tier>/<name>.so` or `<tier>/<name>_vN.so`: the only shapes a build produces."""
+    import re
+    return isinstance(rel, str) and re.fullmatch(rf"(proxy|lean|full)/{re.escape(name)}(_v\d+)?\.so", rel) is not None
+
+
+def _crashed_check(name: str, shape: Shape, hidden: bool, failed: ChildFailed):
+    from .result import CheckResult
+    message = ("the kernel took longer than the time limit" if failed.verdict == "timeout"
+               else f"the kernel crashed: {failed.message}")
+    if hidden:
+        message = "the kernel crashed or ran past its limit (details are withheld on hidden configs)"
+    return CheckResult(config=None if hidden else shape.as_dict(), name=name, max_err=None, passed=False,
+                       message=message, hidden=hidden)
+
+
+def _judge_system(threads: int) -> dict:
+    """What the judge itself knows of the machine (the child's description is only data)."""
+    from .system import _cpu_name
+    import platform
+    return {"cpu": _cpu_name(), "cpu_cores": os.cpu_count(), "threads": threads,
+            "platform": platform.platform(), "python": platform.python_version()}
+
+
+def _timings(d, names: set, wall: float) -> dict:
+    """The child's timings, kept only if they are plausible: finite, positive, the median
+    within min..max, and no kernel's total time more than the wall time of the request."""
+    from .result import Timing
+    out = {}
+    if not isinstance(d, dict):
+        raise ChildFailed("runtime_error", "the benchmark returned no timings")
+    for name, t in d.items():
+        if name not in names and not any(name == f"{n}_{m}" for n in names for m in ("do_bench", "cudagraph")):
+            continue
+        try:
+            timing = Timing(**{k: t[k] for k in ("median_ms", "min_ms", "max_ms", "iqr_ms", "reps")})
+            values = [timing.median_ms, timing.min_ms, timing.max_ms, timing.iqr_ms]
+            if not all(isinstance(x, (int, float)) and 0 <= x < 1e9 for x in values) or \
+                    not isinstance(timing.reps, int) or not timing.min_ms <= timing.median_ms <= timing.max_ms:
+                raise ValueError(name)
+            if timing.reps > 0 and timing.min_ms * timing.reps > wall * 1e3 * 1.05 + 5:
+                raise ValueError(f"{name}: more time than the request took")
+        except (KeyError, TypeError, ValueError) as e:
+            raise ChildFailed("runtime_error", f"the benchmark's timings are not plausible ({e})") from None
+        out[name] = timing
+    if "student" not in out or "sdpa" not in out:
+        raise ChildFailed("runtime_error", "the benchmark returned no timing of the kernel or of SDPA")
+    return out
+
+
+def _timing_description(device: str, cfg: Config, threads: int) -> dict:
+    if device == "cuda":
+        from .gpu import timing_description
+        return timing_description()
+    from .bench import TIMING_DESCRIPTION
+    return {"method": "cpu-perf_counter", "description": TIMING_DESCRIPTION, "warmup_reps": cfg.warmup_reps,
+            "min_reps": cfg.min_reps, "max_reps": cfg.max_reps, "threads": threads}
+
+
+# ---- timing quality: was the machine quiet? -------------------------------------------------
+
+NOISY_SPREAD = 0.15        # IQR / median of the kernel or SDPA above this: a noisy size
+BUSY_CORES = 0.3           # other processes' CPU use during the benchmark, in cores
+
+
+def _machine_ticks() -> tuple[int, int] | None:
+    """(busy, total) clock ticks of the whole machine (/proc/stat)."""
     try:
-        state = json.loads((workdir / "state.json").read_text())
+        with open("/proc/stat") as f:
+            fields = [int(x) for x in f.readline().split()[1:]]
     except (OSError, ValueError):
         return None
-    expected = {"compile", "checks", "bench", "verdict", "done"}
-    return state if isinstance(state, dict) and expected <= set(state) else None
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+    return sum(fields) - idle, sum(fields)
 
+
+def _quality(shape: Shape, timings: dict, load0, child_ticks0: int, child: Child, wall: float) -> dict:
+    """Spread of the kernel's and SDPA's timings at one size, and how much CPU other
+    processes used meanwhile (the machine's busy ticks less the child's and the judge's)."""
+    spread = {n: round(t.iqr_ms / t.median_ms, 4) for n, t in timings.items()
+              if n in ("student", "sdpa") and t.median_ms > 0}
+    other = None
+    load1 = _machine_ticks()
+    hz = os.sysconf("SC_CLK_TCK")
+    if load0 and load1 and wall > 0:
+        busy = load1[0] - load0[0]
+        own = max(0, child.cpu_ticks - child_ticks0) + 0
+        other = max(0.0, (busy - own) / hz / wall)
+    return {"S": shape.S, "spread": spread, "other_cores_busy": None if other is None else round(other, 3)}
+
+
+def _summarize_quality(per_size: list[dict]) -> dict:
+    reasons = []
+    for q in per_size:
+        for name, s in q["spread"].items():
+            if s > NOISY_SPREAD:
+                reasons.append(f"S={q['S']}: {name} timings spread {s:.0%} (IQR/median > {NOISY_SPREAD:.0%})")
+        if q["other_cores_busy"] is not None and q["other_cores_busy"] > BUSY_CORES:
+            reasons.append(f"S={q['S']}: other processes used {q['other_cores_busy']:.2f} cores meanwhile")
+    return {"status": "noisy" if reasons else "clean", "reasons": reasons, "per_size": per_size,
+            "thresholds": {"spread": NOISY_SPREAD, "other_cores_busy": BUSY_CORES}}
+
+
+# ---- the public entry point ----------------------------------------------------------------
 
 def grade(path: Path | str, cfg: Config, backend: str = "auto", bench: bool = True,
           progress=None, keep_workdir: bool = False, options: RunOptions | None = None) -> GradeResult:
     """Grade the submission at `path`. `progress(stage, detail, elapsed_s)` is called
-    whenever the child starts a stage."""
+    whenever the judge starts a stage."""
     options = options or RunOptions()
     sub = parse(path)
     if not sub.ok:
         return _result(sub, cfg, "none", "the submission could not be parsed",
                        "invalid_submission", sub.error)
     backend, reason = choose_backend(sub, backend)
-    source = sub.sources["cuda" if backend == "cuda" else "cpp"]
-    threads = cfg.threads or os.cpu_count() or 1
-    if options.workdir is not None:
-        workdir = Path(options.workdir).resolve()
-        workdir.mkdir(parents=True, exist_ok=True)
-        for stale in ("progress.jsonl", "state.json", "output.log"):
-            (workdir / stale).unlink(missing_ok=True)
-    else:
-        workdir = Path(tempfile.mkdtemp(prefix="grade-"))
-    request = {"source": {"kind": source.kind, "text": source.text, "file": source.file,
-                          "line_map": list(source.line_map)},
-               "config": cfg.to_json(), "backend": backend, "threads": threads, "bench": bench,
-               "stop_after": options.stop_after, "references": options.references,
-               "gate": options.gate is not None}
-    (workdir / "request.json").write_text(json.dumps(request))
+    judge = Judge(sub, cfg, backend, reason, options, progress, bench, keep_workdir)
     try:
-        verdict, message, state, isolation = _supervise(workdir, cfg, threads, progress, options,
-                                                        gpu=backend == "cuda")
+        if judge.compile() and options.stop_after != "compile":
+            judge.run_device()
     finally:
-        if not keep_workdir and options.workdir is None:
-            shutil.rmtree(workdir, ignore_errors=True)
-    return _result(sub, cfg, backend, reason, verdict, message, state, isolation)
-
-
-def _child_command(workdir: Path, options: RunOptions, gpu: bool) -> tuple[list[str], dict, dict]:
-    """(argv, environment, isolation record) of the worker process."""
-    cmd = [sys.executable, "-m", "grader.worker", str(workdir)]
-    env = {**os.environ, **options.env}
-    if not options.sandbox:
-        return cmd, env, {"sandbox": "none", "limits": options.limits.as_dict()}
-    bwrap = bwrap_path()
-    if bwrap is None:
-        raise GraderError("the sandbox needs bubblewrap: install it (apt install bubblewrap) "
-                          "or set GRADER_BWRAP to a bwrap binary")
-    from .compile import cache_root
-    for sub in ("cache", "home", "tmp"):
-        (workdir / sub).mkdir(exist_ok=True)
-    env.update({"GRADER_SHARED_CACHE": str(cache_root()), "GRADER_CACHE": str(workdir / "cache"),
-                "HOME": str(workdir / "home"), "TMPDIR": str(workdir / "tmp"),
-                "TRITON_CACHE_DIR": str(workdir / "home" / "triton"), "XDG_CACHE_HOME": str(workdir / "home")})
-    shared_triton = cache_root() / "triton"
-    if gpu and shared_triton.is_dir() and not (workdir / "home" / "triton").exists():
-        shutil.copytree(shared_triton, workdir / "home" / "triton")
-    wrapped = bwrap_command(bwrap, cmd, workdir, list(options.hide), gpu)
-    return wrapped, env, {"sandbox": "bwrap", "bwrap": bwrap, "limits": options.limits.as_dict(),
-                          "hidden_paths": len(options.hide), "network": "none"}
-
-
-def _supervise(workdir: Path, cfg: Config, threads: int, progress, options: RunOptions,
-               gpu: bool) -> tuple[str, str, dict, dict]:
-    """Run the worker with per-stage timeouts and the limits; returns (verdict, message,
-    state, isolation record)."""
-    cmd, env, isolation = _child_command(workdir, options, gpu)
-    env.update({"OMP_NUM_THREADS": str(threads), "PYTHONUNBUFFERED": "1",
-                "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")])})
-    limits = options.limits
-    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
-                            preexec_fn=die_with_parent)
-    output = OutputCap(proc.stdout, limits.output_bytes)
-    start = time.monotonic()
-    stage, detail, stage_start, seen = "start", "", start, 0
-    timed_out, breach = None, None
-    next_measure, next_disk = start, start
-    gated = options.gate is None
-    try:
-        while proc.poll() is None:
-            lines = _progress_lines(workdir)
-            for entry in lines[seen:]:
-                stage, detail, stage_start = entry["stage"], entry.get("detail", ""), time.monotonic()
-                if progress is not None:
-                    progress(stage, detail, stage_start - start)
-            seen = len(lines)
-            if stage == "ready" and not gated:
-                gated = True
-                env_for_device = options.gate()          # blocks until a device is free
-                write_json_atomic(workdir / "go.json", {"env": env_for_device})
-                stage_start = time.monotonic()
-            now = time.monotonic()
-            if now - stage_start > _timeout_for(cfg, stage):
-                timed_out = (stage, detail, _timeout_for(cfg, stage))
-                break
-            if now >= next_measure:
-                next_measure = now + limits.poll_s
-                rss, procs = tree_usage(proc.pid, limits.max_processes)
-                if procs > limits.max_processes:     # first: forked copies share their memory
-                    breach = f"started more than {limits.max_processes} processes"
-                elif rss > limits.memory_bytes:
-                    breach = f"used more than {limits.memory_bytes / 2**30:g} GiB of memory"
-            if breach is None and now >= next_disk:
-                next_disk = now + 1.0
-                if folder_bytes(workdir) > limits.disk_bytes:
-                    breach = f"wrote more than {limits.disk_bytes / 2**30:g} GiB to its work folder"
-            if breach is not None:
-                break
-            time.sleep(POLL_S)
-    finally:
-        _kill_group(proc)
-        printed = output.text()
-        (workdir / "output.log").write_text(printed)
-    isolation = {**isolation, "output_bytes": output.total}
-    state = _read_state(workdir) or {}
-    where = f"{STAGE_NAMES.get(stage, stage)}{' (' + detail + ')' if detail else ''}"
-    if timed_out is not None:
-        return "timeout", f"{where} took longer than the {timed_out[2]:g} s limit", state, isolation
-    if breach is not None:
-        return "runtime_error", f"the kernel {breach} while {where} (stopped)", state, isolation
-    if state.get("done"):
-        return state["verdict"], state["message"], state, isolation
-    rc = proc.returncode
-    # the signal that killed the worker: a negative status, or 128+N from bwrap, which
-    # reports its killed child that way
-    sig = -rc if rc is not None and rc < 0 else (rc - 128 if rc is not None and rc >= 128 and options.sandbox
-                                                 else None)
-    if sig is not None:
-        name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
-        return "runtime_error", f"the process crashed with {name} while {where}", state, isolation
-    if "internal_error" in state:
-        return "runtime_error", (f"the grader failed while {where}: {state['message']} "
-                                 "(if your kernel is not the cause, please report this)"), state, isolation
-    tail = printed[-OUTPUT_TAIL:].strip().splitlines()[-3:]
-    return "runtime_error", (f"the process exited with status {rc} while {where}"
-                             + (": " + " | ".join(tail) if tail else "")), state, isolation
-
-
-def _progress_lines(workdir: Path) -> list[dict]:
-    try:
-        text = (workdir / "progress.jsonl").read_text()
-    except OSError:
-        return []
-    entries = []
-    for line in text.splitlines():
-        try:
-            entries.append(json.loads(line))
-        except ValueError:
-            break  # a line being written: read it next time
-    return entries
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    """Kill the child and everything it started (compilers, threads, forks)."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    proc.wait()
+        result = judge.result()
+    return result
 
 
 def with_seed(cfg: Config, seed: int | None) -> Config:

@@ -1,39 +1,78 @@
 """Containment of the child process that runs student code.
 
-Always (every grade, sandbox or not), the parent (`grader.run`) enforces `Limits` on the
+Always (every grade, sandbox or not), the judge (`grader.run`) enforces `Limits` on the
 child's whole process tree: resident memory, number of processes, size of its work
 folder, and the output it may print (kept: the first and last few KiB, the rest counted
-and dropped; never parsed). A breach kills the tree and becomes `runtime_error`.
+and dropped; never parsed). A breach kills the tree and becomes `runtime_error`. The
+child gets an allowlisted environment (`child_env`): none of the grader's variables.
 
-With bubblewrap (`bwrap`, Debian package `bubblewrap`) the child also runs in a
-sandbox (`bwrap_command`): new network, PID, IPC and UTS namespaces (no network at
-all; killing the sandbox kills every process in it), the whole file system read-only,
-a private /tmp, and only its own work folder writable. Folders it must not see (the
-other submissions, the batch's output, the instructor's hidden config) are covered by
-empty read-only folders. All capabilities are dropped.
+With bubblewrap (`bwrap`, Debian package `bubblewrap`) the child also runs in a sandbox
+(`bwrap_command`), shaped like the contest judges' (isolate, CMS):
+- an unprivileged uid and no capabilities, even when the grader runs as root: as root,
+  bwrap builds the sandbox and the child drops to `SANDBOX_UID` (65534, nobody) before it
+  runs anything, with no capability left and no way back (no_new_privs); as a normal
+  user, bwrap's own user namespace does it. So the child can neither unmount nor remount
+  anything, nor write any file it does not own.
+- an allowlist of read-only binds instead of `/`: the system folders (`/usr`, `/lib*`, a
+  few files of `/etc`), the Python interpreter and its packages, the grader package
+  alone (not the repository), the one binding-module build it needs, and the paths the
+  judge names (the audited kernel library). Other submissions, every OUT folder, the
+  hidden config, the instructor's home are not there at all: nothing to uncover.
+- its own work folder the only writable place, plus `/tmp` and `/dev/shm` as tmpfs of a
+  fixed size, counted in the memory limit (`Limits.process_bytes`);
+- new network (none at all), PID, IPC and UTS namespaces; killing the sandbox kills
+  every process in it; on CUDA only the chosen GPU's device nodes.
+`self_test` proves it on this machine before a batch runs student code.
 """
 from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
+import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 GiB = 1 << 30
+MiB = 1 << 20
+SANDBOX_UID = int(os.environ.get("GRADER_SANDBOX_UID", "65534"))     # nobody
+SANDBOX_GID = int(os.environ.get("GRADER_SANDBOX_GID", "65534"))     # nogroup
 
 
 @dataclass(frozen=True)
 class Limits:
-    memory_bytes: int = 16 * GiB      # resident memory of the child's process tree
-    max_processes: int = 256          # processes + threads are not counted; processes are
+    memory_bytes: int = 16 * GiB      # the child's memory: processes (PSS) + its /tmp and /dev/shm
+    max_processes: int = 256          # processes of the tree (threads are not counted)
     disk_bytes: int = 4 * GiB         # size of the work folder (builds, temp files)
     output_bytes: int = 16 << 10      # printed output kept (head and tail halves)
     poll_s: float = 0.1               # how often the tree is measured
+    max_files: int = 100_000          # entries in the work folder
+
+    @property
+    def tmp_bytes(self) -> int:
+        """Size of the sandbox's /tmp (a tmpfs: memory): an eighth of the memory, <= 1 GiB."""
+        return max(16 * MiB, min(GiB, self.memory_bytes // 8))
+
+    @property
+    def shm_bytes(self) -> int:
+        """Size of the sandbox's /dev/shm (a tmpfs): a sixteenth of the memory, <= 256 MiB."""
+        return max(8 * MiB, min(256 * MiB, self.memory_bytes // 16))
+
+    @property
+    def process_bytes(self) -> int:
+        """Memory the processes may use: what is left once both tmpfs could be full."""
+        return self.memory_bytes - self.tmp_bytes - self.shm_bytes
 
     def as_dict(self) -> dict:
         return {"memory_bytes": self.memory_bytes, "max_processes": self.max_processes,
-                "disk_bytes": self.disk_bytes, "output_bytes": self.output_bytes}
+                "disk_bytes": self.disk_bytes, "output_bytes": self.output_bytes,
+                "tmp_bytes": self.tmp_bytes, "shm_bytes": self.shm_bytes}
+
+
+class SandboxError(Exception):
+    """The sandbox cannot be used here; the message says why and what to do."""
 
 
 def bwrap_path() -> str | None:
@@ -49,10 +88,9 @@ _WORKS: dict = {}
 
 
 def _bwrap_works(path: str) -> bool:
-    import subprocess
     if path not in _WORKS:
         try:
-            proc = subprocess.run([path, "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent",
+            proc = subprocess.run([path, *_namespace_args(), "--ro-bind", "/", "/", "--die-with-parent",
                                    "true"], capture_output=True, timeout=20)
             _WORKS[path] = proc.returncode == 0
         except (OSError, subprocess.SubprocessError):
@@ -60,47 +98,290 @@ def _bwrap_works(path: str) -> bool:
     return _WORKS[path]
 
 
-def bwrap_command(bwrap: str, cmd: list[str], workdir: Path, hide: list[Path], gpu: bool) -> list[str]:
-    """`cmd` wrapped in a bubblewrap sandbox: read-only root, writable `workdir` only,
-    `hide` covered, no network; `gpu` exposes /dev (the NVIDIA device files)."""
-    args = [bwrap, "--die-with-parent", "--new-session", "--unshare-all",
-            "--ro-bind", "/", "/", "--proc", "/proc"]
-    args += ["--dev-bind", "/dev", "/dev"] if gpu else ["--dev", "/dev"]
-    args += ["--tmpfs", "/tmp"]
-    for path in _needed_under_tmp():           # a venv or checkout that lives in /tmp
-        args += ["--ro-bind", path, path]
-    covered = []
-    for path in hide:
-        path = Path(path).resolve()
-        if path.is_dir():
-            args += ["--tmpfs", str(path)]
-            covered.append(str(path))
-        elif path.exists():
-            args += ["--ro-bind", "/dev/null", str(path)]
-    args += ["--bind", str(workdir), str(workdir), "--chdir", str(workdir)]
-    for path in covered:     # read-only after the work folder (which may lie inside) is mounted
-        args += ["--remount-ro", path]
-    return args + ["--"] + cmd
+def as_root() -> bool:
+    return os.geteuid() == 0
 
 
-def _needed_under_tmp() -> list[str]:
-    """Folders the worker needs (the interpreter, its packages, the grader) that the
-    private /tmp would cover."""
-    import sys
+def _namespace_args() -> list[str]:
+    """Namespaces: as root, no user namespace (bwrap needs root to build the mounts from
+    paths only root can read; the child drops to SANDBOX_UID itself); otherwise the user
+    namespace is how an unprivileged bwrap works at all."""
+    ns = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
+    if as_root():
+        return ns
+    return ["--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_GID), "--disable-userns", *ns]
 
+
+# The child's first instruction as root: become SANDBOX_UID for good, then run the command.
+# After setresuid from 0 every capability is gone; bwrap set no_new_privs, so no setuid
+# binary can give one back.
+_DROP = ("import os,sys\n"
+         "os.setgroups([]); os.setresgid({gid},{gid},{gid}); os.setresuid({uid},{uid},{uid})\n"
+         "assert os.getuid() == {uid} and os.geteuid() == {uid}\n"
+         "os.execv(sys.argv[1], sys.argv[1:])\n")
+
+
+# ---- what the child may see ---------------------------------------------------------------
+
+_ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime", "nsswitch.conf")
+
+
+def _system_binds() -> list[str]:
+    """Binds of the system folders: /usr, and /bin /lib /lib64 /sbin ... as the symlinks
+    they are on a merged-/usr system, else read-only binds."""
+    args = ["--ro-bind", "/usr", "/usr"]
+    for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+        path = Path("/") / name
+        if path.is_symlink():
+            args += ["--symlink", os.readlink(path), str(path)]
+        elif path.is_dir():
+            args += ["--ro-bind", str(path), str(path)]
+    args += ["--perms", "0755", "--dir", "/etc"]      # bwrap would make it 0700: closed to the child
+    for name in _ETC_FILES:
+        path = Path("/etc") / name
+        if path.exists():
+            args += ["--ro-bind", str(path), str(path)]
+    return args
+
+
+_ACCOUNTS: Path | None = None
+
+
+def _accounts_dir() -> Path:
+    """A minimal /etc/passwd and /etc/group (root, nobody and the sandbox's uid), so
+    getpwuid works without showing the machine's accounts."""
+    global _ACCOUNTS
+    if _ACCOUNTS is None or not (_ACCOUNTS / "passwd").is_file():
+        folder = Path(tempfile.mkdtemp(prefix="grader-accounts-"))
+        os.chmod(folder, 0o755)
+        (folder / "passwd").write_text(f"root:x:0:0:root:/root:/usr/sbin/nologin\n"
+                                       f"student:x:{SANDBOX_UID}:{SANDBOX_GID}:student:/nonexistent:/usr/sbin/nologin\n")
+        (folder / "group").write_text(f"root:x:0:\nstudent:x:{SANDBOX_GID}:\n")
+        for name in ("passwd", "group"):
+            os.chmod(folder / name, 0o644)
+        _ACCOUNTS = folder
+    return _ACCOUNTS
+
+
+def python_paths() -> list[Path]:
+    """Folders the interpreter and the toolchain need: the Python prefixes, the sys.path
+    folders that hold packages, the CUDA toolkit, LD_LIBRARY_PATH. Never the repository
+    (the grader package is bound alone), a home folder, the working folder, or an
+    ancestor of any of them: a path like '' in sys.path must not bind the instructor's home."""
     from .config import REPO_ROOT
-    tmp = Path("/tmp").resolve()
-    found: list[str] = []
-    for p in [sys.prefix, sys.base_prefix, sys.exec_prefix, str(REPO_ROOT), *sys.path]:
+    never = {Path("/").resolve(), REPO_ROOT.resolve(), Path.home().resolve(), Path.cwd().resolve()}
+    wanted = [sys.prefix, sys.base_prefix, sys.exec_prefix]
+    wanted += [p for p in sys.path if p and ("site-packages" in p or "dist-packages" in p)]
+    wanted += [os.environ.get("CUDA_HOME", ""), os.environ.get("CUDA_PATH", "")]
+    wanted += os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep)
+    found: list[Path] = []
+    for p in wanted:
+        if not p:
+            continue
         try:
             path = Path(p).resolve()
         except OSError:
             continue
-        if path.is_relative_to(tmp) and path != tmp and path.exists():
-            top = tmp / path.relative_to(tmp).parts[0]
-            if str(top) not in found:
-                found.append(str(top))
+        if path.is_file():                     # python311.zip and the like
+            path = path.parent
+        if not path.is_dir() or path.is_relative_to("/usr"):
+            continue
+        if any(path == n or n.is_relative_to(path) for n in never):
+            continue
+        if any(path == f or path.is_relative_to(f) for f in found):
+            continue
+        found = [f for f in found if not f.is_relative_to(path)] + [path]
     return found
+
+
+def _ancestors_dirs(paths: list[Path], made: set) -> list[str]:
+    """--dir for each ancestor of `paths` (mode 0755, so SANDBOX_UID can pass through even
+    where the host's is 0700, as /root is), each once."""
+    args: list[str] = []
+    for path in paths:
+        for parent in reversed(path.parents):
+            if str(parent) in ("/", "/tmp", "/dev", "/dev/shm", "/proc") or str(parent) in made or \
+                    str(parent).startswith("/usr"):
+                continue
+            made.add(str(parent))
+            args += ["--perms", "0755", "--dir", str(parent)]
+    return args
+
+
+def bwrap_command(bwrap: str, cmd: list[str], workdir: Path, limits: Limits, hide: tuple = (),
+                  ro_paths: tuple = (), gpu_nodes: tuple = ()) -> list[str]:
+    """`cmd` wrapped in the sandbox (module doc): `workdir` the only writable folder,
+    `ro_paths` bound read-only at their own path, `gpu_nodes` the device nodes bound (none:
+    no GPU), nothing under `hide` bound even when an allowlisted folder would contain it."""
+    from .config import REPO_ROOT
+    hide_res = [Path(h).resolve() for h in hide]
+    workdir = Path(workdir).resolve()
+
+    args = [bwrap, *_namespace_args(), "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+    if as_root():
+        args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]    # for the drop, then gone
+    args += _system_binds()
+    acc = _accounts_dir()
+    args += ["--ro-bind", str(acc / "passwd"), "/etc/passwd", "--ro-bind", str(acc / "group"), "/etc/group"]
+    binds = [p for p in python_paths() if not _under_hidden(p, hide_res, workdir)]
+    binds.append(REPO_ROOT / "grader")
+    binds += [Path(p).resolve() for p in ro_paths]
+    binds = [b for b in dict.fromkeys(binds) if b.exists() and not str(b).startswith("/usr/")]
+    # /proc, /dev and the two tmpfs first: a bind under /tmp (a temp folder, a venv in /tmp)
+    # must be mounted on top of the new /tmp, not hidden by it
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    for node in gpu_nodes:
+        args += ["--dev-bind", str(node), str(node)]
+    if gpu_nodes:
+        args += ["--ro-bind", "/sys", "/sys"]
+    args += ["--perms", "1777", "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp",
+             "--perms", "1777", "--size", str(limits.shm_bytes), "--tmpfs", "/dev/shm"]
+    made: set = set()
+    args += _ancestors_dirs(binds + [workdir], made)
+    for path in binds:
+        args += ["--ro-bind", str(path), str(path)]
+    args += ["--bind", str(workdir), str(workdir), "--chdir", str(workdir)]
+    if as_root():
+        drop = _DROP.format(uid=SANDBOX_UID, gid=SANDBOX_GID)
+        return args + ["--", sys.executable, "-I", "-S", "-c", drop, *cmd]
+    return args + ["--", *cmd]
+
+
+def _under_hidden(path: Path, hide: list[Path], workdir: Path) -> bool:
+    """True if binding `path` would show something the child must not see."""
+    return any(path == h or path.is_relative_to(h) or h.is_relative_to(path) for h in hide)
+
+
+def prepare_workdir(workdir: Path) -> None:
+    """The child's work folder, owned by the uid the child runs as (root: SANDBOX_UID),
+    every ancestor left to root: the child cannot rename or replace its own folder."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    if as_root():
+        for sub in [workdir, *(p for p in workdir.rglob("*"))]:
+            os.lchown(sub, SANDBOX_UID, SANDBOX_GID)
+
+
+def gpu_device_nodes(gpu: str) -> list[str]:
+    """The device nodes a CUDA child needs for one GPU (a UUID or an nvidia-smi index):
+    the control and UVM nodes, and /dev/nvidia<minor> of that GPU alone (its minor number
+    from /proc/driver/nvidia/gpus/<bus id>/information). Every /dev/nvidia<N> where the
+    minor cannot be found (then the isolation record says so)."""
+    nodes = [n for n in ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools") if os.path.exists(n)]
+    minor = None
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=pci.bus_id", "--format=csv,noheader", "-i", gpu],
+                             capture_output=True, text=True, timeout=10).stdout.strip().splitlines()
+        if out:
+            bus = out[0].strip().lower()
+            for cand in (bus, bus[4:] if len(bus) > 12 else "0000" + bus[-8:]):
+                info = Path("/proc/driver/nvidia/gpus") / cand / "information"
+                if info.is_file():
+                    for line in info.read_text().splitlines():
+                        if line.startswith("Device Minor:"):
+                            minor = int(line.split(":")[1])
+    except (OSError, subprocess.SubprocessError, ValueError):
+        minor = None
+    if minor is not None and os.path.exists(f"/dev/nvidia{minor}"):
+        return nodes + [f"/dev/nvidia{minor}"]
+    return nodes + sorted(str(p) for p in Path("/dev").glob("nvidia[0-9]*"))
+
+
+# ---- the environment ------------------------------------------------------------------------
+
+# Variables the child may inherit: how to find the toolchain and libraries, and nothing
+# else of the grader's (no tokens, no GRADER_* settings, no Slurm or cloud credentials).
+_PASS_ENV = ("PATH", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "CC", "CXX", "LANG", "LC_ALL", "TZ",
+             "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES")
+# ... and those the judge sets itself (device, threads, caches)
+_JUDGE_ENV = ("CUDA_VISIBLE_DEVICES", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "GRADER_CACHE", "GRADER_SHARED_CACHE",
+              "PYTORCH_NVML_BASED_CUDA_CHECK", "TORCH_CUDA_ARCH_LIST", "MAX_JOBS")
+
+
+def child_env(extra: dict, home: Path, tmp: Path) -> dict:
+    """The child's whole environment: an allowlist of the grader's, then `extra` (only
+    the keys the judge may set), then the child's own HOME and temp folder."""
+    env = {k: os.environ[k] for k in _PASS_ENV if k in os.environ}
+    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    env.setdefault("LANG", "C.UTF-8")
+    env.update({k: str(v) for k, v in extra.items() if k in _JUDGE_ENV})
+    env.update({"HOME": str(home), "TMPDIR": str(tmp), "XDG_CACHE_HOME": str(home / ".cache"),
+                "TRITON_CACHE_DIR": str(home / ".triton"), "PYTHONUNBUFFERED": "1",
+                "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1"})
+    return env
+
+
+# ---- proving the sandbox holds, on this machine ----------------------------------------------
+
+_PROBE = r"""
+import ctypes, json, os, socket, sys
+hide = json.loads(sys.argv[1])
+libc = ctypes.CDLL(None, use_errno=True)
+report = {"uid": os.getuid(), "euid": os.geteuid(), "gid": os.getgid(), "groups": os.getgroups()}
+status = open("/proc/self/status").read()
+report["cap_eff"] = status.split("CapEff:")[1].split()[0]
+report["cap_prm"] = status.split("CapPrm:")[1].split()[0]
+report["no_new_privs"] = status.split("NoNewPrivs:")[1].split()[0]
+report["umount_tmp"] = libc.umount2(b"/tmp", 2) == 0
+report["remount_root_rw"] = libc.mount(None, b"/", None, 32 | 1 << 5, None) == 0 or libc.mount(None, b"/usr", None, 32, None) == 0
+def shows(path):
+    # a hidden folder may exist only as the chain of empty folders down to the work folder
+    if not os.path.lexists(path):
+        return False
+    here = os.getcwd()
+    if not os.path.isdir(path) or os.path.islink(path) or not (here + "/").startswith(path.rstrip("/") + "/"):
+        return True
+    rest = here[len(path.rstrip("/")) + 1:].split("/")
+    for part in rest:
+        if sorted(os.listdir(path)) != [part]:
+            return True
+        path = os.path.join(path, part)
+    return False
+report["hidden_visible"] = [p for p in hide if shows(p)]
+report["root_writable"] = os.access("/", os.W_OK) or os.access("/usr", os.W_OK)
+try:
+    s = socket.create_connection(("1.1.1.1", 53), timeout=1)
+    report["network"] = True
+except OSError:
+    report["network"] = False
+st = os.statvfs("/tmp")
+report["tmp_bytes"] = st.f_blocks * st.f_frsize
+print(json.dumps(report))
+"""
+
+
+def self_test(bwrap: str, workdir: Path, limits: Limits, hide: tuple) -> dict:
+    """Run a probe inside the sandbox and return what it saw; SandboxError if the sandbox
+    does not hold here (capabilities left, a mount it could change, a hidden path it can
+    see, network, root, /tmp unbounded)."""
+    prepare_workdir(workdir)
+    probe = [sys.executable, "-I", "-S", "-c", _PROBE, __import__("json").dumps([str(h) for h in hide])]
+    cmd = bwrap_command(bwrap, probe, workdir, limits, hide)
+    env = child_env({}, workdir, Path("/tmp"))
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env, stdin=subprocess.DEVNULL)
+        report = __import__("json").loads(proc.stdout.strip().splitlines()[-1])
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError) as e:
+        err = getattr(proc, "stderr", "") if "proc" in locals() else ""
+        raise SandboxError(f"the sandbox self-test did not run ({type(e).__name__}: {e}; {str(err).strip()[-300:]})") \
+            from None
+    problems = []
+    if report["uid"] == 0 or report["euid"] == 0:
+        problems.append("the child runs as root")
+    if int(report["cap_eff"], 16) or int(report["cap_prm"], 16):
+        problems.append(f"the child keeps capabilities ({report['cap_eff']})")
+    if report["umount_tmp"] or report["remount_root_rw"]:
+        problems.append("the child can unmount or remount")
+    if report["hidden_visible"]:
+        problems.append(f"the child sees {report['hidden_visible'][0]}")
+    if report["root_writable"]:
+        problems.append("the child can write / or /usr")
+    if report["network"]:
+        problems.append("the child has network")
+    if report["tmp_bytes"] > limits.tmp_bytes * 1.01:
+        problems.append("/tmp is not bounded")
+    if problems:
+        raise SandboxError("the sandbox does not hold on this machine: " + "; ".join(problems))
+    return report
 
 
 def _load_prctl():
@@ -128,9 +409,9 @@ _SCAN: tuple[float, dict] = (0.0, {})
 SCAN_TTL_S = 0.05      # a batch supervises many children: they share one scan of /proc
 
 
-def _children_map() -> dict[int, list[tuple[int, int]]]:
-    """ppid -> [(pid, rss_pages)] for every process on the machine (one scan of /proc per
-    SCAN_TTL_S, shared by all the supervising threads of this process)."""
+def _children_map() -> dict[int, list[tuple[int, int, int]]]:
+    """ppid -> [(pid, rss_pages, cpu_ticks)] for every process on the machine (one scan of
+    /proc per SCAN_TTL_S, shared by all the supervising threads of this process)."""
     global _SCAN
     import time
     with _SCAN_LOCK:
@@ -140,8 +421,8 @@ def _children_map() -> dict[int, list[tuple[int, int]]]:
         return _SCAN[1]
 
 
-def _scan_proc() -> dict[int, list[tuple[int, int]]]:
-    tree: dict[int, list[tuple[int, int]]] = {}
+def _scan_proc() -> dict[int, list[tuple[int, int, int]]]:
+    tree: dict[int, list[tuple[int, int, int]]] = {}
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
@@ -152,7 +433,8 @@ def _scan_proc() -> dict[int, list[tuple[int, int]]]:
             continue
         fields = stat[stat.rfind(")") + 2:].split()
         ppid, rss = int(fields[1]), int(fields[21])
-        tree.setdefault(ppid, []).append((int(entry.name), rss))
+        ticks = int(fields[11]) + int(fields[12])          # utime + stime
+        tree.setdefault(ppid, []).append((int(entry.name), rss, ticks))
     return tree
 
 
@@ -172,57 +454,94 @@ def _pss_bytes(pid: int, rss_pages: int) -> int:
     return rss_pages * PAGE
 
 
-def tree_usage(pid: int, max_processes: int | None = None) -> tuple[int, int]:
-    """(memory bytes (PSS), number of processes) of `pid` and all its descendants. When
-    there are more than `max_processes`, memory is not measured (returned as 0)."""
+def tree_members(pid: int) -> list[tuple[int, int, int]]:
+    """(pid, rss_pages, cpu_ticks) of `pid` and all its descendants."""
     tree = _children_map()
-    rss_of = {p: r for kids in tree.values() for p, r in kids}
+    info = {p: (p, r, t) for kids in tree.values() for p, r, t in kids}
     members, stack, seen = [], [pid], set()
     while stack:
         p = stack.pop()
         if p in seen:
             continue
         seen.add(p)
-        members.append(p)
-        stack += [c for c, _ in tree.get(p, [])]
+        if p in info:
+            members.append(info[p])
+        stack += [c for c, _, _ in tree.get(p, [])]
+    return members
+
+
+def tree_usage(pid: int, max_processes: int | None = None) -> tuple[int, int]:
+    """(memory bytes (PSS), number of processes) of `pid` and all its descendants. When
+    there are more than `max_processes`, memory is not measured (returned as 0)."""
+    members = tree_members(pid)
     if max_processes is not None and len(members) > max_processes:
         return 0, len(members)
-    return sum(_pss_bytes(p, rss_of.get(p, 0)) for p in members), len(members)
+    return sum(_pss_bytes(p, r) for p, r, _ in members), len(members)
 
 
-def folder_bytes(path: Path) -> int:
-    total = 0
-    for root, _, files in os.walk(path):
-        for name in files:
-            try:
-                total += os.lstat(os.path.join(root, name)).st_size
-            except OSError:
-                pass
-    return total
+def folder_bytes(path: Path, max_files: int = 100_000) -> tuple[int, int]:
+    """(bytes, entries) of a folder the child writes, never following links, stopping
+    after `max_files` entries (so a tree of millions of files cannot stall the judge)."""
+    total, count, stack = 0, 0, [str(path)]
+    while stack and count <= max_files:
+        try:
+            it = os.scandir(stack.pop())
+        except OSError:
+            continue
+        with it:
+            for entry in it:
+                count += 1
+                if count > max_files:
+                    break
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                total += st.st_blocks * 512 if st.st_blocks else st.st_size
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+    return total, count
 
 
 class OutputCap:
-    """Drain a pipe in a thread: keep the first and last `limit/2` bytes, count the rest."""
+    """Drain a pipe in a thread: keep the first and last `limit/2` bytes, count the rest.
+    `private()` sends everything read from then on to a second, private buffer (the
+    hidden configs' output, which no student-visible file may hold)."""
 
     def __init__(self, pipe, limit: int):
-        self.head, self.tail, self.total = b"", b"", 0
         self.limit = limit
+        self._bufs = [[b"", b"", 0], [b"", b"", 0]]     # public, private: head, tail, total
+        self._which = 0
+        self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._drain, args=(pipe,), daemon=True)
         self._thread.start()
+
+    @property
+    def total(self) -> int:
+        return self._bufs[0][2] + self._bufs[1][2]
+
+    def private(self) -> None:
+        with self._lock:
+            self._which = 1
 
     def _drain(self, pipe) -> None:
         half = self.limit // 2
         for chunk in iter(lambda: pipe.read1(65536), b""):
-            self.total += len(chunk)
-            if len(self.head) < half:
-                take = half - len(self.head)
-                self.head += chunk[:take]
-                chunk = chunk[take:]
-            self.tail = (self.tail + chunk)[-half:]
+            with self._lock:
+                buf = self._bufs[self._which]
+                buf[2] += len(chunk)
+                if len(buf[0]) < half:
+                    take = half - len(buf[0])
+                    buf[0] += chunk[:take]
+                    chunk = chunk[take:]
+                buf[1] = (buf[1] + chunk)[-half:]
         pipe.close()
 
-    def text(self, join_timeout: float = 2.0) -> str:
-        self._thread.join(join_timeout)
-        dropped = self.total - len(self.head) - len(self.tail)
+    def join(self, timeout: float = 2.0) -> None:
+        self._thread.join(timeout)
+
+    def text(self, which: int = 0) -> str:
+        head, tail, total = self._bufs[which]
+        dropped = total - len(head) - len(tail)
         middle = f"\n... [{dropped} bytes of output dropped] ...\n" if dropped > 0 else ""
-        return (self.head + middle.encode() + self.tail).decode("utf-8", "replace")
+        return (head + middle.encode() + tail).decode("utf-8", "replace")

@@ -46,11 +46,16 @@ def with_references(result: GradeResult, ref_doc: dict | None, slot: str) -> dic
 
 
 def write_submission(folder: Path, work: Path, doc: dict, record: dict, render_pdf: bool,
-                     render_slot, log) -> dict:
+                     render_slot, log, output: str | None = None, private: dict | None = None,
+                     private_folder: Path | None = None) -> dict:
     """One graded submission's outputs into `folder`: results.json, report.pdf (holding
-    `render_slot` while rendering), output.log from its work folder, then batch.json last,
-    which marks it complete. Returns the batch.json record."""
+    `render_slot` while rendering), output.log (what the kernel printed before the hidden
+    configs ran, from the judge's memory), then batch.json last, which marks it complete.
+    `private` (the hidden configs' full results and output) goes to `private_folder`,
+    never beside the student's files. Returns the batch.json record."""
     folder.mkdir(parents=True, exist_ok=True)
+    if private is not None and private_folder is not None:
+        write_json_atomic(private_folder / f"{record['submission']}.json", private)
     doc["submission"]["name"] = record["submission"]
     write_json_atomic(folder / "results.json", doc)
     pdf_note = ""
@@ -64,8 +69,10 @@ def write_submission(folder: Path, work: Path, doc: dict, record: dict, render_p
             except Exception as e:  # noqa: BLE001 - a report bug must not lose the grade
                 pdf_note = f"report.pdf not written (grader bug, please report): {type(e).__name__}: {e}"[:500]
                 log(f"{record['submission']}: {pdf_note}")
-    if (work / "output.log").is_file():
-        shutil.copy(work / "output.log", folder / "output.log")
+    if output is not None:
+        tmp = folder / ".output.log.tmp"
+        tmp.write_text(output)
+        tmp.replace(folder / "output.log")
     shutil.rmtree(work, ignore_errors=True)
     import time
     record = {**record, "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "pdf_note": pdf_note}

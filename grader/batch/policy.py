@@ -6,6 +6,7 @@ module decides how a batch uses it from the instructor's `--sandbox auto|on|off`
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from .discover import BatchError
 
@@ -17,15 +18,21 @@ def warn(text: str) -> None:
 
 
 def sandbox_mode(choice: str, warn=warn) -> bool:
-    """True when submissions run in the sandbox. `choice`: auto | on | off."""
-    from ..sandbox import bwrap_path
+    """True when submissions run in the sandbox. `choice`: auto | on | off. As root, no
+    usable sandbox is an error unless the instructor said `--sandbox off`: untrusted code
+    would run as root."""
+    from ..sandbox import as_root, bwrap_path
     if choice == "off":
-        warn("--sandbox off: submissions run WITHOUT a sandbox")
+        warn("--sandbox off: submissions run WITHOUT a sandbox" + (", AS ROOT" if as_root() else ""))
         return False
     if bwrap_path() is None:
         if choice == "on":
             raise BatchError("--sandbox on, but bubblewrap is not usable here: install it "
                              "(apt install bubblewrap) or set GRADER_BWRAP")
+        if as_root():
+            raise BatchError("refusing to run untrusted submissions as root without the sandbox: install "
+                             "bubblewrap (apt install bubblewrap), run as an unprivileged user, or pass "
+                             "--sandbox off to accept the risk")
         warn("bubblewrap (bwrap) is not available: submissions run WITHOUT a sandbox. "
              "They can use the network and read other submissions and the hidden "
              "config. Install it: apt install bubblewrap")
@@ -42,3 +49,23 @@ def hidden_paths(opts) -> tuple:
     if opts.timestamps:
         hide.append(opts.timestamps.resolve())
     return tuple(hide)
+
+
+def prove_sandbox(out: Path, hide: tuple, limits, log) -> dict:
+    """The sandbox's self-test on this machine (grader/sandbox.py: no capabilities, no
+    mount it can change, no hidden path visible, no network, not root, /tmp bounded),
+    recorded in OUT/sandbox.json; BatchError when it does not hold."""
+    from ..result import write_json_atomic
+    from ..sandbox import SandboxError, bwrap_path, self_test
+    workdir = out / ".work" / ".selftest"
+    try:
+        report = self_test(bwrap_path(), workdir, limits, hide)
+    except SandboxError as e:
+        raise BatchError(f"{e} (pass --sandbox off to grade without it)") from None
+    finally:
+        import shutil
+        shutil.rmtree(workdir, ignore_errors=True)
+    write_json_atomic(out / "sandbox.json", report)
+    log(f"sandbox self-test: uid {report['uid']}, capabilities {report['cap_eff']}, no mount changes, "
+        f"{len(hide)} hidden path(s) absent, no network, /tmp {report['tmp_bytes'] >> 20} MiB")
+    return report

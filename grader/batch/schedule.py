@@ -25,7 +25,7 @@ from ..config import Config, Deadline, Rubric
 from ..result import GradeResult, write_json_atomic
 from .discover import BatchError, Entry, discover, extract_zip, read_timestamps, shard_of, submission_key
 from .outputs import student_folder, with_references, write_gradebook, write_submission
-from .policy import hidden_paths, sandbox_mode, warn
+from .policy import hidden_paths, prove_sandbox, sandbox_mode, warn
 
 AHEAD_PER_GPU = 3              # GPU children per GPU: the one timing + those started ahead
 
@@ -68,9 +68,11 @@ class Batch:
         self.out = opts.out.resolve()
         self.cfg = opts.cfg
         self.compile_slots = threading.Semaphore(max(1, opts.jobs))
-        # GPU children alive at once: one timing on each GPU and two more per GPU starting
-        # ahead (a start takes ~3-8 s, loaded; with two GPUs a GPU frees every ~3 s)
-        self.ahead = threading.Semaphore(AHEAD_PER_GPU * max(1, len(opts.gpus)))
+        # GPU lanes: per GPU, the children alive at once (one timing, the others started
+        # ahead: a start takes ~3-8 s, loaded; with two GPUs a GPU frees every ~3 s)
+        self.lanes: dict[str, int] = {f"gpu{g}": 0 for g in opts.gpus}
+        self.lane_cv = threading.Condition()
+        self.gpu_locks = {f"gpu{g}": threading.Lock() for g in opts.gpus}
         self.gpu_uuids: dict[str, str] = {}
         # device slots by backend: "gpuN" take CUDA submissions, "cpu" the CPU ones
         self.devices: dict[str, queue.Queue] = {"cuda": queue.Queue(), "cpu": queue.Queue()}
@@ -109,53 +111,88 @@ class Batch:
         return doc
 
     # -- one submission -------------------------------------------------------------------
-    def grade_one(self, entry: Entry, key: str, source: Path, backend: str) -> GradeResult:
-        from ..run import RunOptions, grade
+    def grade_one(self, entry: Entry, key: str, source: Path, backend: str):
+        """Compile (a compile slot), then check and bench (the device): two children, each
+        in the sandbox. Returns (results document, the Judge: its outputs and private part)."""
+        from ..parse import parse
+        from ..run import Judge, RunOptions, choose_backend
+        from ..sandbox import Limits
         workdir = self.out / ".work" / entry.id
         if workdir.exists():
             shutil.rmtree(workdir)
         workdir.mkdir(parents=True)
-        from ..sandbox import Limits
-        base = RunOptions(workdir=workdir, sandbox=self.sandbox, hide=hidden_paths(self.opts),
-                          limits=Limits(memory_bytes=int(self.opts.memory_gb * 2**30)))
-        # a. compile, --jobs at once, no GPU
-        with self.compile_slots:
-            first = grade(source, self.cfg, backend=backend,
-                          options=replace(base, stop_after="compile", env={"CUDA_VISIBLE_DEVICES": ""}))
-        if (first.verdict_without_flags or first.verdict) != "ok":
-            return first        # did not compile (strict static flags alone do not stop it: run it)
-        # b. check + bench on one device slot
-        if backend == "cuda":
-            return self._device_phase_started_ahead(source, base, backend)
-        slot = self._take_device(backend)
+        sub = parse(source)
+        reason = choose_backend(sub, self.opts.backend)[1]
+        options = RunOptions(workdir=workdir, sandbox=self.sandbox, hide=hidden_paths(self.opts),
+                             limits=Limits(memory_bytes=int(self.opts.memory_gb * 2**30)), references=False,
+                             env={"CUDA_VISIBLE_DEVICES": ""})
+        judge = Judge(sub, self.cfg, backend, reason, options)
+        slot = ""
+        try:
+            with self.compile_slots:                # a. compile, --jobs at once, no GPU
+                go_on = judge.compile()
+                judge.close_child()
+            if go_on:                               # b. check + bench on one device
+                slot = self._run_on_gpu(judge) if backend == "cuda" else self._run_on_cpu(judge)
+        finally:
+            result = judge.result()
+        return with_references(result, self.references.get(slot), slot), judge
+
+    def _run_on_cpu(self, judge) -> str:
+        slot = self._take_device("cpu")
         try:
             with self._exclusive_if_cpu(slot):
-                result = grade(source, self.cfg, backend=backend,
-                               options=replace(base, env=_slot_env(slot), references=False))
+                judge.run_device()
+                judge.close_child()
         finally:
-            self.devices[backend].put(slot)
-        return with_references(result, self.references.get(slot), slot)
+            self.devices["cpu"].put(slot)
+        return slot
 
-    def _device_phase_started_ahead(self, source: Path, base, backend: str) -> GradeResult:
-        """A GPU submission's child is started before a GPU is free: it loads Python, torch
-        and the binding module (~3 s, CPU only) while the GPUs are busy, and gets its GPU
-        when one frees (RunOptions.gate). At most AHEAD_PER_GPU - 1 children per GPU wait."""
-        from ..run import grade
+    def _run_on_gpu(self, judge) -> str:
+        """A GPU submission's child is started before its GPU is free: it loads Python,
+        torch and the binding module (~3 s, CPU only) while the GPU is busy, and gets the
+        GPU when it frees (RunOptions.gate). Each GPU is a lane of at most AHEAD_PER_GPU
+        children (one timing, the others waiting); a child is placed in a lane when it
+        starts, so its sandbox holds only that GPU's device nodes."""
+        from ..sandbox import gpu_device_nodes
+        slot = self._acquire_lane()
         held = []
+        uuid = self.gpu_uuids.get(slot, "")
 
         def gate() -> dict:
-            held.append(self._take_device(backend))
-            return {**_slot_env(held[0]), "GRADER_GPU_UUID": self.gpu_uuids.get(held[0], "")}
-        with self.ahead:
-            try:   # the NVML device check keeps torch from initialising CUDA before the gate
-                result = grade(source, self.cfg, backend=backend,
-                               options=replace(base, references=False, gate=gate,
-                                               env={"PYTORCH_NVML_BASED_CUDA_CHECK": "1"}))
-            finally:
-                if held:
-                    self.devices[backend].put(held[0])
-        slot = held[0] if held else ""
-        return with_references(result, self.references.get(slot), slot)
+            self.gpu_locks[slot].acquire()
+            held.append(slot)
+            return {"GRADER_GPU_UUID": uuid}
+        visible = uuid or slot[3:]
+        judge.options = replace(judge.options, gate=gate,
+                                env={"CUDA_VISIBLE_DEVICES": visible, "PYTORCH_NVML_BASED_CUDA_CHECK": "1"})
+        try:
+            judge.run_device(gpu_nodes=tuple(gpu_device_nodes(uuid or slot[3:])) if self.sandbox else ())
+            judge.close_child()
+        finally:
+            if held:
+                self.gpu_locks[slot].release()
+            self._release_lane(slot)
+        return slot
+
+    def _acquire_lane(self) -> str:
+        """The GPU slot with the fewest children (waits while every ready lane is full)."""
+        with self.lane_cv:
+            while True:
+                ready = [s for s in self.lanes if s in self.references]
+                free = [s for s in ready if self.lanes[s] < AHEAD_PER_GPU]
+                if free:
+                    slot = min(free, key=lambda s: self.lanes[s])
+                    self.lanes[slot] += 1
+                    return slot
+                if self.pending_refs == 0 and not ready:
+                    raise BatchError("no GPU could run the reference kernels: " + "; ".join(self.ref_errors))
+                self.lane_cv.wait(0.5)
+
+    def _release_lane(self, slot: str) -> None:
+        with self.lane_cv:
+            self.lanes[slot] -= 1
+            self.lane_cv.notify_all()
 
     @contextmanager
     def _exclusive_if_cpu(self, slot: str):
@@ -170,14 +207,20 @@ class Batch:
             for _ in range(n):
                 self.compile_slots.release()
 
-    def finish_one(self, entry: Entry, key: str, result: GradeResult, seconds: float) -> dict:
+    def finish_one(self, entry: Entry, key: str, result: GradeResult, seconds: float, judge=None) -> dict:
         doc = result.to_json() if isinstance(result, GradeResult) else result
         record = {"submission": entry.id, "key": key, "verdict": doc["verdict"], "seconds": round(seconds, 2),
                   "source": str(entry.path)}
         # rendering is CPU work, like compiling: it takes a compile slot, so it never runs
         # while a CPU submission is being timed (that holds every slot)
+        private = None
+        if judge is not None:
+            private = {"submission": entry.id, "hidden_checks": judge.private.get("hidden_checks", []),
+                       "output_hidden_configs": judge.output_private}
         return write_submission(student_folder(self.out, entry.id), self.out / ".work" / entry.id, doc, record,
-                                self.opts.render_pdf, self.compile_slots, self.log)
+                                self.opts.render_pdf, self.compile_slots, self.log,
+                                output=judge.output_public if judge is not None else None,
+                                private=private, private_folder=self.out / "instructor")
 
     # -- the whole batch -----------------------------------------------------------------
     def run(self) -> dict:
@@ -217,6 +260,9 @@ class Batch:
             slots.append("cpu")
         if "cuda" in backends and not opts.gpus:
             raise BatchError("some submissions are graded on CUDA: pass --gpus (e.g. --gpus 0)")
+        if backends and self.sandbox:
+            from ..sandbox import Limits
+            prove_sandbox(self.out, hidden_paths(opts), Limits(memory_bytes=int(opts.memory_gb * 2**30)), self.log)
         if backends:
             self._prepare(slots)
         total = len(todo)
@@ -308,7 +354,8 @@ class Batch:
             elif backend == "none":
                 result = grade(source, self.cfg)        # parse error: no child is started
             else:
-                result = self.grade_one(e, key, source, backend)
+                result, judge = self.grade_one(e, key, source, backend)
+                return self.finish_one(e, key, result, time.monotonic() - t0, judge)
             return self.finish_one(e, key, result, time.monotonic() - t0)
         except Exception as exc:  # noqa: BLE001 - one submission never stops the batch
             import traceback

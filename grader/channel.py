@@ -1,0 +1,144 @@
+"""The channel between the judge (the parent) and the worker (the child): framed messages
+on a pair of pipes.
+
+The child runs untrusted code, so every byte it writes is hostile. A frame is a 4-byte
+little-endian length, a JSON object of at most `MAX_HEADER` bytes, then `nbytes` raw
+bytes (a tensor) when the object names them. The parent reads with a deadline on
+non-blocking pipes (`select`), caps every size at what it expects before reading it, and
+turns anything else into `ChannelError`: a child that stalls, floods, lies about sizes
+or closes the pipe cannot block, crash or mislead the parent. The child (trusting its
+parent) reads blocking.
+
+Nothing travels through files the child can write, so there is nothing to replace with a
+symlink or a FIFO; the child's printed output goes through a third pipe the parent drains
+(`sandbox.OutputCap`).
+"""
+from __future__ import annotations
+
+import json
+import os
+import select
+import struct
+import time
+
+MAX_HEADER = 1 << 20          # one JSON object: 1 MiB is far more than any honest reply
+_LEN = struct.Struct("<I")
+
+
+class ChannelError(Exception):
+    """The other side broke the protocol (or went away); the message says how."""
+
+
+class ChannelTimeout(ChannelError):
+    """No complete frame before the deadline."""
+
+
+class ChannelClosed(ChannelError):
+    """The other side closed its end (it exited or crashed)."""
+
+
+def _encode(header: dict, payload) -> list:
+    nbytes = 0 if payload is None else memoryview(payload).nbytes
+    head = json.dumps({**header, "nbytes": nbytes}, allow_nan=False).encode()
+    if len(head) > MAX_HEADER:
+        raise ChannelError(f"message header of {len(head)} bytes (at most {MAX_HEADER})")
+    parts = [_LEN.pack(len(head)), head]
+    if nbytes:
+        parts.append(memoryview(payload).cast("B"))
+    return parts
+
+
+class Endpoint:
+    """One side of the channel: frames out on `wfd`, frames in on `rfd`.
+
+    `nonblocking=True` (the parent): reads and writes wait with `select` until a deadline
+    and never block past it."""
+
+    def __init__(self, rfd: int, wfd: int, nonblocking: bool = False):
+        self.rfd, self.wfd = rfd, wfd
+        self.nonblocking = nonblocking
+        self._buf = bytearray()
+        if nonblocking:
+            os.set_blocking(rfd, False)
+            os.set_blocking(wfd, False)
+
+    def close(self) -> None:
+        for fd in (self.rfd, self.wfd):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    # -- writing ------------------------------------------------------------------------
+    def send(self, header: dict, payload=None, deadline: float | None = None) -> None:
+        """Write one frame. `payload`: bytes-like (a tensor's bytes) or None."""
+        for part in _encode(header, payload):
+            view = memoryview(part)
+            while view.nbytes:
+                if self.nonblocking:
+                    self._wait(self.wfd, write=True, deadline=deadline)
+                try:
+                    n = os.write(self.wfd, view)
+                except BlockingIOError:
+                    continue
+                except (BrokenPipeError, ConnectionResetError):
+                    raise ChannelClosed("the other side closed the channel") from None
+                view = view[n:]
+
+    # -- reading ------------------------------------------------------------------------
+    def recv(self, deadline: float | None = None, max_payload: int = 0) -> tuple[dict, bytes]:
+        """Read one frame: (header dict, payload bytes). Raises ChannelError if it is not a
+        well-formed frame, if its payload is larger than `max_payload`, or (non-blocking
+        side) if it is not complete by `deadline` (time.monotonic())."""
+        raw = self._read_exact(_LEN.size, deadline)
+        (size,) = _LEN.unpack(raw)
+        if size > MAX_HEADER:
+            raise ChannelError(f"a message header of {size} bytes (at most {MAX_HEADER})")
+        try:
+            header = json.loads(self._read_exact(size, deadline))
+        except (UnicodeDecodeError, ValueError):
+            raise ChannelError("a message that is not JSON") from None
+        if not isinstance(header, dict):
+            raise ChannelError("a message that is not a JSON object")
+        nbytes = header.get("nbytes", 0)
+        if not isinstance(nbytes, int) or isinstance(nbytes, bool) or nbytes < 0:
+            raise ChannelError(f"a message with a bad payload size {nbytes!r}")
+        if nbytes > max_payload:
+            raise ChannelError(f"a payload of {nbytes} bytes where at most {max_payload} were expected")
+        return header, self._read_exact(nbytes, deadline) if nbytes else b""
+
+    def _read_exact(self, n: int, deadline: float | None) -> bytes:
+        while len(self._buf) < n:
+            if self.nonblocking:
+                self._wait(self.rfd, write=False, deadline=deadline)
+            try:
+                chunk = os.read(self.rfd, max(n - len(self._buf), 1 << 16))
+            except BlockingIOError:
+                continue
+            if not chunk:
+                raise ChannelClosed("the other side closed the channel")
+            self._buf += chunk
+        out = bytes(self._buf[:n])
+        del self._buf[:n]
+        return out
+
+    @staticmethod
+    def _wait(fd: int, write: bool, deadline: float | None) -> None:
+        timeout = None if deadline is None else deadline - time.monotonic()
+        if timeout is not None and timeout <= 0:
+            raise ChannelTimeout("no answer before the deadline")
+        poller = select.poll()           # not select(): a batch may hold fds past FD_SETSIZE
+        poller.register(fd, select.POLLOUT if write else select.POLLIN)
+        if not poller.poll(None if timeout is None else max(1, int(timeout * 1000))):
+            raise ChannelTimeout("no answer before the deadline")
+
+
+def check_fields(header: dict, spec: dict) -> dict:
+    """`header` if each key of `spec` is present with the given type (a type or a tuple of
+    types; bool is never an int here), else ChannelError naming the field."""
+    for key, types in spec.items():
+        value = header.get(key)
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in (
+                types if isinstance(types, tuple) else (types,))):
+            raise ChannelError(f"field {key!r} of the reply is {type(value).__name__}, not the expected type")
+    return header

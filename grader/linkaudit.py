@@ -1,0 +1,256 @@
+"""Link-time audit of a built kernel library: what can it call?
+
+The static scan (`integrity.scan`) reads the source, and a source can hide a call from a
+reader (macros, pasted names, `extern "C"` declarations of anything). The built library
+cannot: every function it calls outside itself is an undefined symbol of its dynamic
+symbol table. `audit_library` parses the ELF file itself (no tool runs on the untrusted
+bytes), demangles the names with `c++filt`, and sorts each symbol:
+
+- allowed: the tensor API the proxy and lean headers expose (c10::, at:: allocation and
+  views), the C and C++ runtimes, libm, OpenMP, the CUDA runtime;
+- strict (verdict `cheat_suspected`), what can only be cheating or an attack on the
+  grader: the Python C API, dlopen/dlsym, BLAS/LAPACK/oneDNN, cuBLAS/cuDNN, run-time
+  compilation, ATen's compute entry points (`at::native::`, `at::cpu::`, redispatch,
+  `at::_ops::<compute op>`), torch's thread-count / SDP-backend / TF32 setters, files,
+  processes, sockets, the environment, raw `syscall` instructions in its code;
+- warning, for a person to look at: anything else outside the allowlist (own threads,
+  OpenMP thread settings, extra CUDA streams, unusual libraries).
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import struct
+import subprocess
+import tempfile
+
+from .integrity import ALLOWED_OPS, STRICT, STRICT_OPS, WARNING, Flag
+
+
+class ElfError(Exception):
+    """Not an ELF shared library this audit can read."""
+
+
+def undefined_symbols(data: bytes) -> tuple[list[str], list[str]]:
+    """(undefined dynamic symbols, DT_NEEDED libraries) of an ELF64 little-endian file."""
+    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        raise ElfError("not a 64-bit little-endian ELF file")
+    try:
+        shoff, = struct.unpack_from("<Q", data, 0x28)
+        shentsize, shnum, _ = struct.unpack_from("<HHH", data, 0x3A)
+        sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
+    except struct.error:
+        raise ElfError("truncated section headers") from None
+
+    def strings(index: int) -> bytes:
+        _, _, _, _, off, size, *_ = sections[index]
+        return data[off:off + size]
+
+    def cstr(table: bytes, off: int) -> str:
+        end = table.find(b"\0", off)
+        return table[off:end if end >= 0 else len(table)].decode("utf-8", "replace")
+    undefined, needed = [], []
+    for _, sh_type, _, _, off, size, link, _, _, entsize in sections:
+        if sh_type == 11 and entsize:                         # SHT_DYNSYM
+            table = strings(link)
+            for i in range(1, size // entsize):
+                name, info, _, shndx, _, _ = struct.unpack_from("<IBBHQQ", data, off + i * entsize)
+                if shndx == 0 and name:                       # SHN_UNDEF
+                    undefined.append(cstr(table, name))
+        elif sh_type == 6 and entsize:                        # SHT_DYNAMIC
+            table = strings(link)
+            for i in range(size // entsize):
+                tag, val = struct.unpack_from("<qQ", data, off + i * entsize)
+                if tag == 1:                                  # DT_NEEDED
+                    needed.append(cstr(table, val))
+                elif tag == 0:
+                    break
+    if not any(s[1] == 11 for s in sections):
+        raise ElfError("no dynamic symbol table")
+    return sorted(set(undefined)), needed
+
+
+def demangle(names: list[str]) -> dict[str, str]:
+    """mangled -> demangled (c++filt; names unchanged where it is missing)."""
+    tool = shutil.which("c++filt")
+    if not tool or not names:
+        return {n: n for n in names}
+    proc = subprocess.run([tool], input="\n".join(names) + "\n", capture_output=True, text=True, timeout=60)
+    out = proc.stdout.splitlines()
+    return dict(zip(names, out)) if proc.returncode == 0 and len(out) == len(names) else {n: n for n in names}
+
+
+# ---- the rules: (code, tier, regex on the demangled name, what it means) ------------------
+
+_SETTERS = (r"at::set_num_threads|at::set_num_interop_threads|at::Context::set(SDP|UserEnabled|AllowTF32|"
+            r"AllowFP16|AllowBF16|Float32MatmulPrecision|FlushDenormal|Benchmark|Deterministic|SDPUse|"
+            r"ROCmFA|LinalgPreferredBackend|BlasPreferredBackend|QEngine)\w*|c10::set_\w*threads")
+RULES = [
+    ("python_api", STRICT, r"^_?Py[A-Z_]\w*$|^_Py\w+$|^pybind11::",
+     "uses the Python C API (the grader's own process)"),
+    ("dynamic_loading", STRICT, r"^(dlopen|dlsym|dlvsym|dlmopen|dlinfo|_dl_\w+)$",
+     "loads code at run time"),
+    ("blas", STRICT, r"^(cblas_\w+|[sdcz](gemm|gemv|ger|syrk|syr2k|symm|trmm|trsm|dot|axpy|scal|copy|swap|"
+     r"nrm2|asum)_?|[sdcz](gesv|getrf|getrs|potrf|potrs|gels|geqrf|syev|gesdd)_|mkl_\w+|MKL_\w+|dnnl_\w+|"
+     r"mkldnn_\w+|LAPACKE_\w+|openblas_\w+|bli_\w+|xerbla_?)$",
+     "calls a BLAS / LAPACK / oneDNN routine instead of computing"),
+    ("cublas", STRICT, r"^(cublas|cublasLt|cudnn|cusparse|cusolver|cufft)\w*|at::cuda::blas::|"
+     r"at::cuda::getCurrentCUDA(Blas|BlasLt|Sparse|Solver)\w*Handle",
+     "calls a vendor math library (cuBLAS / cuDNN / cuSPARSE / cuFFT)"),
+    ("runtime_compile", STRICT, r"^(nvrtc\w+|cuModule\w+|cuLink\w+|cuLibrary\w+|cudaLibrary\w+)$",
+     "compiles or loads GPU code at run time"),
+    ("aten_compute", STRICT, r"^at::(native|cpu|cuda::native|meta|compositeexplicitautograd|"
+     r"compositeimplicitautograd|redispatch)::|^at::_ops::\w+::redispatch",
+     "calls ATen's compute kernels directly"),
+    ("global_settings", STRICT, rf"^({_SETTERS})\b",
+     "changes torch's global settings (threads, SDP backends, TF32: SDPA's speed depends on them)"),
+    ("file_access", STRICT, r"^(open|open64|openat|openat64|creat|creat64|fopen|fopen64|freopen|freopen64|"
+     r"fdopen|opendir|fdopendir|readdir|readdir64|scandir|scandir64|__xstat|__xstat64|__lxstat|__lxstat64|"
+     r"__fxstatat|__fxstatat64|stat|stat64|lstat|lstat64|fstatat|fstatat64|statx|access|faccessat|euidaccess|"
+     r"unlink|unlinkat|rename|renameat|renameat2|mkdir|mkdirat|rmdir|chmod|fchmodat|chown|lchown|fchownat|"
+     r"symlink|symlinkat|link|linkat|readlink|readlinkat|truncate|truncate64|realpath|chdir|fchdir|chroot|"
+     r"memfd_create|shm_open|mkstemp|mkstemp64|tmpfile|tmpnam|dup2|dup3)$|"
+     r"^std::(__cxx11::)?basic_[io]?fstream|^std::(__cxx11::)?basic_filebuf|^std::filesystem::",
+     "opens or inspects files"),
+    ("environment", STRICT, r"^(getenv|secure_getenv|setenv|putenv|unsetenv|clearenv|environ|__environ|"
+     r"getauxval)$", "reads or changes the environment"),
+    ("process", STRICT, r"^(fork|vfork|_Fork|clone|clone3|execve|execv|execvp|execvpe|execl|execlp|execle|"
+     r"fexecve|posix_spawn\w*|system|popen|kill|killpg|tgkill|tkill|ptrace|syscall|prctl|setrlimit|prlimit|"
+     r"prlimit64|setuid|setgid|setresuid|setresgid|seteuid|setegid|unshare|setns|mount|umount|umount2|"
+     r"process_vm_readv|process_vm_writev|personality)$",
+     "starts processes or makes raw system calls"),
+    ("network", STRICT, r"^(socket|socketpair|connect|bind|listen|accept|accept4|sendto|recvfrom|sendmsg|"
+     r"recvmsg|send|recv|getaddrinfo|gethostbyname\w*|getsockopt|setsockopt|inet_\w+)$",
+     "opens network connections"),
+    ("own_threads", WARNING, r"^(pthread_create|thrd_create)$|^std::thread::_M_start_thread",
+     "starts its own threads (left running, they would slow what is timed next)"),
+    ("thread_settings", WARNING, r"^(omp_set_num_threads|omp_set_dynamic|omp_set_nested|"
+     r"omp_set_max_active_levels|kmp_set_\w+|sched_setaffinity|pthread_setaffinity_np|setpriority|nice)$",
+     "changes OpenMP or scheduler settings (shared with torch; SDPA is timed with torch's put back)"),
+    ("extra_streams", WARNING, r"^(cudaStreamCreate\w*|cudaStreamBeginCapture\w*|cudaGraph\w+|cudaEventCreate\w*|"
+     r"cudaEventRecord\w*|cudaEventElapsedTime)$",
+     "creates its own CUDA streams, events or graphs (timing covers the current stream only)"),
+    ("device_settings", WARNING, r"^(cudaDeviceSetLimit|cudaDeviceReset|cudaSetDevice|cudaDeviceSetCacheConfig|"
+     r"cudaDeviceSetSharedMemConfig|cudaSetDeviceFlags|cudaCtxResetPersistingL2Cache)$",
+     "changes device state"),
+    ("raw_io", WARNING, r"^(read|write|pread|pread64|pwrite|pwrite64|readv|writev|mmap|mmap64|munmap|mprotect|"
+     r"ioctl|fcntl|fcntl64|close|poll|select|epoll_\w+|pipe|pipe2)$",
+     "uses raw file descriptors or memory mappings"),
+]
+_COMPILED_RULES = [(c, t, re.compile(p), m) for c, t, p, m in RULES]
+
+# Allowed, no flag: the runtimes, libm, OpenMP, the CUDA runtime, the tensor API.
+ALLOWED = re.compile(
+    r"^(mem(cpy|move|set|cmp|chr)|str(len|cmp|ncmp|cpy|ncpy|chr|rchr|str|dup|error|error_r|tol|tod|tof)|"
+    r"malloc|calloc|realloc|free|posix_memalign|aligned_alloc|memalign|abort|exit|_exit|atexit|__assert_fail|"
+    r"__stack_chk_fail|__cxa_\w+|_Unwind_\w+|__gxx_personality_v0|__dso_handle|_ITM_\w+|__gmon_start__|"
+    r"__tls_get_addr|__errno_location|printf|puts|putchar|fprintf|fputs|fputc|putc|fwrite|fflush|vfprintf|"
+    r"vprintf|snprintf|sprintf|vsnprintf|vsprintf|sscanf|__isoc99_sscanf|__isoc23_sscanf|stderr|stdout|stdin|"
+    r"__\w+_chk|qsort|bsearch|rand|rand_r|srand|random|srandom|time|clock|gettimeofday|clock_gettime|"
+    r"nanosleep|usleep|sleep|sched_yield|sysconf|getpagesize|get_nprocs|raise|abs|labs|llabs|div|atoi|atof|"
+    r"atol|strtol\w*|strtoul\w*|isnan|isinf|__isnan\w*|__isinf\w*|__finite\w*|localtime\w*|strftime|"
+    r"pthread_(once|self|equal|mutex_\w+|cond_\w+|rwlock_\w+|key_\w+|getspecific|setspecific|join|detach|"
+    r"attr_\w+|spin_\w+|barrier_\w+)|sem_\w+|__libc_single_threaded|__cxa_thread_atexit_impl|"
+    r"(__)?(exp|exp2|exp10|expm1|log|log2|log10|log1p|sqrt|cbrt|rsqrt|pow|fabs|fmax|fmin|floor|ceil|round|"
+    r"lround|llround|rint|lrint|nearbyint|trunc|tanh|sinh|cosh|erf|erfc|sin|cos|tan|asin|acos|atan|atan2|"
+    r"sincos|frexp|ldexp|scalbn|fma|fmod|remainder|modf|hypot|nan|copysign|lgamma|tgamma)(f|l)?(_finite)?|"
+    r"omp_get_\w+|omp_in_parallel|omp_init_\w+|omp_set_lock|omp_unset_lock|omp_destroy_\w+|omp_test_\w+|"
+    r"GOMP_\w+|__kmpc_\w+|cuda\w+|__cuda\w+|__nv\w+|curand\w*|__fatbinwrap\w*|"
+    r"grader_proxy_\w+)$"
+    r"|^(std::|__gnu_cxx::|__cxxabiv1::|operator new|operator delete|typeinfo |vtable for |VTT for |"
+    r"guard variable |construction vtable |non-virtual thunk|virtual thunk|transaction clone)"
+    r"|^(c10|at|torch|caffe2)::")
+_OPS = re.compile(r"^at::_ops::(\w+)::(call|redispatch)\(")
+
+
+def qualified(name: str) -> str:
+    """The function's qualified name in a demangled symbol: template arguments, the
+    parameter list and a template function's return type taken away
+    ("float* at::TensorBase::data_ptr<float>() const" -> "at::TensorBase::data_ptr")."""
+    out, depth = [], 0
+    for ch in name.split("(")[0] if not name.startswith(("operator", "typeinfo", "vtable", "VTT",
+                                                         "guard variable", "construction vtable")) else name:
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth = max(0, depth - 1)
+        elif depth == 0:
+            out.append(ch)
+    text = "".join(out).strip()
+    return text.split(" ")[-1] if " " in text and not text.startswith(("operator", "typeinfo", "vtable",
+                                                                        "VTT", "guard", "construction")) else text
+
+
+def classify(name: str) -> tuple[str, str, str] | None:
+    """(code, tier, meaning) of one demangled symbol, None when allowed."""
+    full, name = name, qualified(name)
+    for code, tier, pattern, meaning in _COMPILED_RULES:
+        if pattern.search(name):
+            return code, tier, meaning
+    m = _OPS.match(full) or _OPS.match(name + "(")
+    if m:
+        # at::_ops::<op>_<overload>: try every prefix at an underscore ("empty_memory_format"
+        # is empty's overload, "fill__Scalar" fill_'s)
+        parts = m[1].split("_")
+        candidates = ["_".join(parts[:i]) for i in range(1, len(parts) + 1)]
+        if any(c and STRICT_OPS.match(f"aten.{c}") for c in candidates):
+            return "aten_compute", STRICT, "calls an ATen compute operation"
+        if any(c in ALLOWED_OPS for c in candidates):
+            return None
+        return "aten_ops", WARNING, "calls an ATen operation other than allocation, views and copies"
+    if ALLOWED.search(name):
+        return None
+    return "unlisted_symbol", WARNING, "calls a function outside the grader's allowlist"
+
+
+# ---- machine code: raw system calls -------------------------------------------------------
+
+_RAW_SYSCALL = re.compile(r"\t(syscall|sysenter|int\s+\$0x80)\b")
+
+
+def raw_syscalls(data: bytes) -> int:
+    """Number of syscall/sysenter/int 0x80 instructions in the library's code (objdump);
+    0 where objdump is missing."""
+    tool = shutil.which("objdump")
+    if not tool:
+        return 0
+    with tempfile.NamedTemporaryFile(suffix=".so") as f:
+        f.write(data)
+        f.flush()
+        try:
+            proc = subprocess.run([tool, "-d", "--no-show-raw-insn", f.name], capture_output=True, text=True,
+                                  timeout=120)
+        except subprocess.TimeoutExpired:
+            return 0
+    return len(_RAW_SYSCALL.findall(proc.stdout))
+
+
+def audit_library(data: bytes, src=None) -> list[Flag]:
+    """Flags of one built library (bytes of a .so); `src` (grader.parse.Source) names the file."""
+    where = f"{src.file}: the built library " if src is not None else "the built library "
+    try:
+        undefined, needed = undefined_symbols(data)
+    except ElfError as e:
+        return [Flag("unauditable", STRICT, f"{where}cannot be audited ({e})")]
+    names = demangle(undefined)
+    found: dict[tuple[str, str], list[str]] = {}
+    meaning: dict[str, str] = {}
+    for raw in undefined:
+        hit = classify(names.get(raw, raw))
+        if hit:
+            code, tier, text = hit
+            found.setdefault((code, tier), []).append(names.get(raw, raw).split("(")[0])
+            meaning[code] = text
+    flags = []
+    for (code, tier), syms in sorted(found.items(), key=lambda kv: (kv[0][1] != STRICT, kv[0][0])):
+        shown = ", ".join(sorted(set(syms))[:6]) + (f" (+{len(set(syms)) - 6} more)" if len(set(syms)) > 6 else "")
+        flags.append(Flag(code, tier, f"{where}{meaning[code]}: {shown}"))
+    libs = [n for n in needed if re.match(r"lib(cublas|cudnn|cusparse|cusolver|cufft|mkl|dnnl|openblas|blas|"
+                                          r"lapack|python\d)", n)]
+    if libs:
+        flags.append(Flag("linked_library", STRICT, f"{where}links against {', '.join(libs)}"))
+    n = raw_syscalls(data)
+    if n:
+        flags.append(Flag("raw_syscall", STRICT, f"{where}contains {n} raw system call instruction(s) "
+                          "(syscall/sysenter/int 0x80)"))
+    return flags
