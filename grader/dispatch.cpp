@@ -6,8 +6,11 @@
 // the student's `attention`, with its type checked by the compiler. This module
 // loads such a library and calls through that pointer.
 #include <torch/extension.h>
+#include <c10/core/CPUAllocator.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <dlfcn.h>
+#include <atomic>
+#include <cstring>
 #include <new>
 
 #include <grader_proxy_abi.h>   // grader/proxy_abi/: the proxy tensor API (grader/prelude_cuda/)
@@ -122,7 +125,34 @@ GRADER_EXPORT void grader_proxy_not_implemented(const char* func, const char* fi
     throw c10::NotImplementedError({func, file, static_cast<uint32_t>(line)}, std::string(msg));
 }
 
+// ---- NaN poison for the CPU check stage ---------------------------------------------
+// While on, every CPU allocation torch makes (the kernel's empty_like(q) included) is
+// filled with 0xFF bytes: the float NaN 0xFFFFFFFF, which no arithmetic produces, so the
+// judge counts exactly the output elements a kernel never wrote. It wraps the allocator
+// torch had (its deleter frees what it allocated), installed at the first use.
+struct PoisonAllocator final : c10::Allocator {
+    c10::Allocator* base = nullptr;
+    std::atomic<bool> on{false};
+    c10::DataPtr allocate(size_t n) override {
+        auto p = base->allocate(n);
+        if (on.load(std::memory_order_relaxed) && n && p.get()) std::memset(p.get(), 0xFF, n);
+        return p;
+    }
+    c10::DeleterFnPtr raw_deleter() const override { return base->raw_deleter(); }
+    void copy_data(void* dest, const void* src, std::size_t count) const override { base->copy_data(dest, src, count); }
+};
+
+static void set_cpu_poison(bool on) {
+    static PoisonAllocator poison;
+    if (poison.base == nullptr) {
+        poison.base = c10::GetCPUAllocator();
+        c10::SetCPUAllocator(&poison, /*priority=*/100);
+    }
+    poison.on.store(on);
+}
+
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+    m.def("set_cpu_poison", &set_cpu_poison, "fill new CPU allocations with 0xFF bytes (NaN)");
     m.def("open_kernel", torch::wrap_pybind_function(open_kernel), "address of attention()");
     m.def("call_kernel", torch::wrap_pybind_function(call_kernel), "attention(q, k, v)");
 }

@@ -110,6 +110,7 @@ class GradeResult:
     profile_notes: tuple = ()    # one line per profiles/ file that could not be read
     flags: tuple = ()            # integrity findings: {code, tier (strict|warning|review), detail}
     verdict_without_flags: str | None = None   # the verdict a strict flag replaced, if any
+    message_without_flags: str | None = None   # ... and its message
     isolation: dict = field(default_factory=dict)   # sandbox used, limits enforced
     ceilings: dict = field(default_factory=dict)    # CPU: measured roofline (roofline.Ceilings fields)
     bench_quality: dict = field(default_factory=dict)   # were the timings taken on a quiet machine?

@@ -136,9 +136,9 @@ def _result(sub: Submission, cfg: Config, backend: str, reason: str, verdict: st
     flags += speed_flags(state.get("bench", []), state.get("system", {}))
     flags += [Flag(**f) for f in state.get("judge_flags", [])]
     strict = [f for f in flags if f.tier == STRICT]
-    before = None
+    before, before_message = None, None
     if strict and verdict not in ("invalid_submission", "grader_error"):
-        before, verdict = verdict, "cheat_suspected"
+        before, before_message, verdict = verdict, message, "cheat_suspected"
         more = f" (+{len(strict) - 1} more: see flags)" if len(strict) > 1 else ""
         message = f"{strict[0].detail}{more}"
     return GradeResult(
@@ -152,7 +152,7 @@ def _result(sub: Submission, cfg: Config, backend: str, reason: str, verdict: st
         config=_config_summary(cfg), stage_seconds=state.get("stage_seconds", {}),
         profiles=profiles, profile_notes=notes, ceilings=state.get("ceilings") or {},
         sources={kind: src.text for kind, src in sub.sources.items()}, report_md=sub.report_md,
-        flags=tuple(f.as_dict() for f in flags), verdict_without_flags=before,
+        flags=tuple(f.as_dict() for f in flags), verdict_without_flags=before, message_without_flags=before_message,
         isolation=isolation or {}, bench_quality=state.get("bench_quality") or {},
     )
 
@@ -265,6 +265,10 @@ class Child:
             raise ChildFailed("timeout", "the whole submission took longer than its time limit" if total_cap
                               else f"took longer than the {timeout:g} s limit") from None
         except ChannelError as e:
+            try:        # a crashed worker: let bwrap report how it died before anything is killed
+                self.proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                pass
             self.kill()
             raise ChildFailed("runtime_error", self._death(e)) from None
 
@@ -277,7 +281,8 @@ class Child:
         rc = self.proc.returncode
         tail = self.tail()
         said = f": {tail}" if tail else ""
-        sig = -rc if rc is not None and rc < 0 else (rc - 128 if rc is not None and rc > 128 else None)
+        sig = -rc if rc is not None and rc < 0 else (
+            rc - 128 if rc is not None and rc > 128 and self.options.sandbox else None)   # bwrap: 128 + N
         if sig is not None:
             name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
             return f"the process crashed with {name}{said}"
@@ -379,7 +384,7 @@ class Judge:
             self.verdict, self.message = verdict, message
 
     def _fail(self, failed: ChildFailed) -> None:
-        self.finish(failed.verdict, f"{self.where()}: {failed.message}" if failed.verdict == "runtime_error"
+        self.finish(failed.verdict, f"{self.where()}: {failed.message}" if failed.verdict != "timeout"
                     else f"{self.where()} {failed.message}")
 
     def _spawn(self, gpu_nodes: tuple = ()) -> Child:
@@ -395,7 +400,9 @@ class Judge:
             reply, _ = self.child.request({"op": "start", "backend": self.backend, "threads": self.threads,
                                            "config": public_config(self.cfg).to_json()},
                                           timeout=self.cfg.timeout_compile)
-            self._expect(reply)
+            if "error" in reply:           # no student code has run yet: this is the grader's own failure
+                raise ChildFailed("grader_error", f"the grader could not start its worker: "
+                                  f"{str(reply['error'])[:800]}")
         return self.child
 
     def _expect(self, reply: dict) -> dict:
@@ -462,7 +469,11 @@ class Judge:
         copy.write_bytes(data)
         os.chmod(copy, 0o755)
         self.library = copy
-        self.state["link_flags"] = [f.as_dict() for f in audit_library(data, self.source)]
+        baseline = frozenset()
+        if result.get("headers") == "full":         # what the real torch headers link by themselves
+            from .linkaudit import header_baseline
+            baseline = header_baseline(self.source.kind, public_config(self.cfg))
+        self.state["link_flags"] = [f.as_dict() for f in audit_library(data, self.source, baseline)]
 
     # -- phase 2: the device --------------------------------------------------------------
     def run_device(self, gpu_nodes: tuple = ()) -> None:

@@ -470,13 +470,38 @@ def tree_members(pid: int) -> list[tuple[int, int, int]]:
     return members
 
 
+def _memfd_bytes(pids: list[int]) -> int:
+    """Memory held in memfds the processes have open: written with write(), never mapped,
+    it shows in no resident size (tmpfs files are bounded by the sandbox's tmpfs sizes)."""
+    seen, total = set(), 0
+    for pid in pids:
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            path = f"/proc/{pid}/fd/{fd}"
+            try:
+                if not os.readlink(path).startswith("/memfd:"):
+                    continue
+                st = os.stat(path)
+            except OSError:
+                continue
+            if (st.st_dev, st.st_ino) not in seen:
+                seen.add((st.st_dev, st.st_ino))
+                total += st.st_blocks * 512
+    return total
+
+
 def tree_usage(pid: int, max_processes: int | None = None) -> tuple[int, int]:
-    """(memory bytes (PSS), number of processes) of `pid` and all its descendants. When
-    there are more than `max_processes`, memory is not measured (returned as 0)."""
+    """(memory bytes, number of processes) of `pid` and all its descendants: their PSS and
+    the memfds they hold. When there are more than `max_processes`, memory is not measured
+    (returned as 0)."""
     members = tree_members(pid)
     if max_processes is not None and len(members) > max_processes:
         return 0, len(members)
-    return sum(_pss_bytes(p, r) for p, r, _ in members), len(members)
+    pids = [p for p, _, _ in members]
+    return sum(_pss_bytes(p, r) for p, r, _ in members) + _memfd_bytes(pids), len(members)
 
 
 def folder_bytes(path: Path, max_files: int = 100_000) -> tuple[int, int]:

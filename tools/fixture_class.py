@@ -52,10 +52,12 @@ CPU_CLASS = {
     "judy": ("cheat/hidden_dispatch.py", "cheat_suspected", ["strict:dispatched_compute"], "dispatched"),
     "kim": ("cheat/reads_clock.py", "ok", ["warning:timing_calls"], ""),
     "leo": ("cheat/leaks_shape.py", "runtime_error", [], "LEAK"),
-    "mallory_read": ("escape/read_other.py", "runtime_error", [], "sandbox held"),
-    "mallory_write": ("escape/write_outside.py", "runtime_error", [], "sandbox held"),
-    "mallory_net": ("escape/connect.py", "runtime_error", [], "sandbox held"),
-    "nick": ("escape/fork_storm.py", "runtime_error", [], "processes"),
+    # the escapes: the link audit names what they call (strict), and the sandbox holds (the
+    # verdict they would have had, runtime_error, keeps their "sandbox held" message)
+    "mallory_read": ("escape/read_other.py", "cheat_suspected", ["strict:file_access"], "opens or inspects files"),
+    "mallory_write": ("escape/write_outside.py", "cheat_suspected", ["strict:file_access"], "opens or inspects files"),
+    "mallory_net": ("escape/connect.py", "cheat_suspected", ["strict:network"], "network"),
+    "nick": ("escape/fork_storm.py", "cheat_suspected", ["strict:process"], "processes"),
     "olga": ("escape/memory_hog.py", "runtime_error", [], "memory"),
     "zed": ("ZIPSLIP", "invalid_submission", [], "unsafe path"),
 }

@@ -17,9 +17,10 @@ so a batch killed at any moment (even `kill -9`) completes on the next run with 
 submission exactly once. Scores are recomputed from the results on every run (a rubric
 change needs no regrade).
 """
-from .discover import BatchError, Entry, discover, extract_zip, read_timestamps, shard_of, submission_key
+from .discover import (BatchError, Entry, discover, discover_all, extract_zip, read_timestamps, safe_id,
+                       shard_of, stage, submission_key)
 from .outputs import collect, write_gradebook
 from .schedule import Batch, BatchOptions
 
-__all__ = ["Batch", "BatchError", "BatchOptions", "Entry", "collect", "discover", "extract_zip",
-           "read_timestamps", "shard_of", "submission_key", "write_gradebook"]
+__all__ = ["Batch", "BatchError", "BatchOptions", "Entry", "collect", "discover", "discover_all", "extract_zip",
+           "read_timestamps", "safe_id", "shard_of", "stage", "submission_key", "write_gradebook"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import queue
 import shutil
 import sys
@@ -23,7 +24,7 @@ from pathlib import Path
 
 from ..config import Config, Deadline, Rubric
 from ..result import GradeResult, write_json_atomic
-from .discover import BatchError, Entry, discover, extract_zip, read_timestamps, shard_of, submission_key
+from .discover import BatchError, Entry, discover_all, extract_zip, read_timestamps, shard_of, stage, submission_key
 from .outputs import student_folder, with_references, write_gradebook, write_submission
 from .policy import hidden_paths, prove_sandbox, sandbox_mode, warn
 
@@ -226,8 +227,13 @@ class Batch:
     def run(self) -> dict:
         from ..parse import parse
         opts = self.opts
-        entries = shard_of(discover(opts.submissions), *opts.shard)
+        found, skipped_names = discover_all(opts.submissions)
+        entries = shard_of(found, *opts.shard)
         self.out.mkdir(parents=True, exist_ok=True)
+        if skipped_names:
+            (self.out / "not_graded.txt").write_text("".join(f"{line}\n" for line in skipped_names))
+            self.log(f"{len(skipped_names)} name(s) in {opts.submissions} not graded (OUT/not_graded.txt): "
+                     + "; ".join(skipped_names[:3]) + (" ..." if len(skipped_names) > 3 else ""))
         k, n = opts.shard
         self.log(f"batch: {len(entries)} submission(s) in {opts.submissions}"
                  + (f" (shard {k}/{n})" if n > 1 else "") + f" -> {self.out}; "
@@ -246,8 +252,12 @@ class Batch:
             if error is None:
                 key = submission_key(source, self.cfg, backend)
             else:
-                content = e.path.read_bytes() if e.path.is_file() else b""
-                key = "invalid-" + hashlib.sha256(content + error.encode()).hexdigest()[:16]
+                try:       # never read (or follow) what could not be staged: its lstat is the key
+                    st = os.lstat(e.path)
+                    seen = f"{st.st_mode}|{st.st_size}|{st.st_mtime_ns}"
+                except OSError:
+                    seen = "gone"
+                key = "invalid-" + hashlib.sha256(f"{seen}|{error}".encode()).hexdigest()[:16]
             if self._complete(e, key):
                 skipped += 1
                 continue
@@ -330,9 +340,13 @@ class Batch:
                                      + "; ".join(self.ref_errors))
 
     def _unpack(self, e: Entry) -> Path:
-        if e.kind != "zip":
-            return e.path
-        return extract_zip(e.path, self.out / ".src" / e.id)
+        """The submission as the batch grades it: a copy under OUT/.src/<id> (a zip unpacked,
+        a folder or .py copied without following links), never the class folder itself."""
+        if e.kind == "invalid":
+            raise ValueError(e.problem)
+        if e.kind == "zip":
+            return extract_zip(e.path, self.out / ".src" / e.id)
+        return stage(e, self.out / ".src" / e.id)
 
     def _complete(self, e: Entry, key: str) -> bool:
         folder = student_folder(self.out, e.id)

@@ -1,0 +1,45 @@
+"""The red-team suite (tools/redteam.py): every attack on the judge we know of, graded as a
+class in the sandbox, as root on CI. Each attack must get its row, and the batch must
+complete with no file changed outside the work folders, no secret in any student-visible
+output and no process left. Without bubblewrap the sandbox part skips with the reason;
+the judge-side rules (the parent's own reads, the trust boundary) are tested below and in
+tests/test_judge.py."""
+import sys
+from pathlib import Path
+
+import pytest
+
+from grader.sandbox import bwrap_path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tools"))
+import redteam  # noqa: E402
+
+HAVE_BWRAP = bwrap_path() is not None
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    listener, port = redteam.listen()
+    cls = redteam.build(tmp_path_factory.mktemp("redteam") / "class", port)
+    before = redteam.snapshot(redteam._guarded() + [cls.canary, cls.subs, cls.old_out])
+    proc = redteam.run(cls)
+    listener.close()
+    return cls, redteam.check(cls, proc, before)
+
+
+def test_every_attack_file_says_what_it_expects():
+    attacks = sorted(redteam.ATTACKS.glob("*.py"))
+    assert len(attacks) + len(redteam.ESCAPE_EXPECT) >= 20
+    for path in attacks:
+        text = path.read_text()
+        assert "Attack:" in text and "Defence:" in text, path.name
+        redteam.parse_expect(text)
+
+
+@pytest.mark.skipif(not HAVE_BWRAP, reason="needs bubblewrap (apt install bubblewrap): the attacks run sandboxed")
+def test_every_attack_gets_its_row_and_every_invariant_holds(graded):
+    cls, results = graded
+    failed = [f"{what}: {detail}" for what, held, detail in results if not held]
+    assert not failed, "\n".join(failed)
+    assert len([r for r in results if r[0] in cls.expected or "~" in r[0]]) == len(cls.expected)

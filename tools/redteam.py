@@ -1,0 +1,346 @@
+"""The red-team class: every attack on the judge we know of, batch-graded, and what held.
+
+    python tools/redteam.py [DEST]      # make redteam: build the class, grade it, print the table
+
+Each attack is a submission in tests/redteam/ (its docstring says the attack, the defence
+and the row it must get: `Expect: status=...; without=...; flags=...; message=...`), plus
+the sandbox escapes of tests/submissions/escape/ and hostile entries of the class folder
+itself (links, a FIFO, non-UTF-8 and formula-like names, a folder holding a link, a file
+too large). The class is graded like any class (sandbox, hidden config, secret seed), with
+a secret in the batch's environment, then checked:
+
+- every row is the expected one (status, flags, message; the verdict a strict flag
+  replaced, and its message);
+- the batch completed (exit 0, one row per submission);
+- no file outside the students' work folders changed (the grader's modules, a canary file,
+  the class folder, an earlier batch's OUT);
+- no secret (the seed, the hidden shape, the environment's secret, another student's
+  source, the hidden file) appears in any student-visible output;
+- no process of the batch survives it.
+`tests/test_redteam.py` runs the same on `make test`.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import json
+import os
+import re
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+ATTACKS = REPO / "tests" / "redteam"
+ESCAPES = REPO / "tests" / "submissions" / "escape"
+FAST = REPO / "tests" / "fast_config.toml"
+HIDDEN_S = 173
+VICTIM_MARKER = "VICTIM_SOURCE_MARKER_7f3a"
+HIDDEN_MARKER = "HIDDEN_FILE_MARKER_c41d"
+SECRET_ENV = "GRADER_REDTEAM_SECRET"
+
+
+@dataclass
+class Expect:
+    status: str
+    without: str | None = None
+    flags: list = field(default_factory=list)
+    message: str = ""
+    without_message: str = ""
+    note: str = ""
+
+
+def parse_expect(text: str) -> Expect:
+    """The `Expect:` line of an attack's docstring."""
+    m = re.search(r"^Expect: (.*)$", text, re.M)
+    if not m:
+        raise ValueError("no Expect: line")
+    fields = dict(part.strip().split("=", 1) for part in m[1].split(";") if part.strip())
+    return Expect(status=fields["status"], without=fields.get("without"),
+                  flags=[f for f in fields.get("flags", "").split(",") if f],
+                  message=fields.get("message", ""), without_message=fields.get("without_message", ""))
+
+
+# escapes of tests/submissions/escape: what they must get here
+ESCAPE_EXPECT = {
+    "read_other": Expect("cheat_suspected", "runtime_error", ["strict:file_access"], "", "held"),
+    "write_outside": Expect("cheat_suspected", "runtime_error", ["strict:file_access"], "", "held"),
+    "connect": Expect("cheat_suspected", "runtime_error", ["strict:network"], "", "held"),
+    "fork_storm": Expect("cheat_suspected", "runtime_error", ["strict:process"], "", "processes"),
+    "memory_hog": Expect("runtime_error", None, [], "memory"),
+}
+
+
+@dataclass
+class Class:
+    """A built red-team class and everything the checks need."""
+    subs: Path
+    out: Path
+    hidden: Path
+    seed: int
+    secret: str
+    canary: Path
+    old_out: Path
+    expected: dict                 # id -> Expect
+    port: int = 9
+
+
+def _correct_source() -> str:
+    return (ATTACKS / "_correct.inc").read_text()
+
+
+def build(root: Path, port: int = 9) -> Class:
+    """Write the class under `root`: subs/, hidden.toml, a canary file, an old OUT."""
+    if root.exists():
+        shutil.rmtree(root)
+    subs, out = root / "subs", root / "out"
+    subs.mkdir(parents=True)
+    seed = secrets.randbelow(10**9) + 10**8
+    hidden = root / "hidden.toml"
+    hidden.write_text(f"# {HIDDEN_MARKER}\n[correctness]\nseed = {seed}\n[[correctness.configs]]\n"
+                      f"B = 1\nH = 2\nS = {HIDDEN_S}\nD = 64\n")
+    canary = root / "canary.txt"
+    canary.write_text("canary: must never change\n")
+    old_out = root / "old_out"
+    (old_out / "students" / "victim").mkdir(parents=True)
+    (old_out / "students" / "victim" / "results.json").write_text('{"secret": "an earlier batch"}\n')
+    victim = subs / "victim"
+    victim.mkdir()
+    victim_src = ('"""The student every attack tries to read."""\n_CPP_SRC = r"""\n#include <torch/extension.h>\n'
+                  f"// {VICTIM_MARKER}\n" + _correct_source() +
+                  "torch::Tensor attention(torch::Tensor q, torch::Tensor k, torch::Tensor v) {\n"
+                  "    return correct_attention(q, k, v);\n}\n\"\"\"\n")
+    (victim / "attention.py").write_text(victim_src)
+    fill = {"@@CORRECT@@": _correct_source(), "@@CANARY_FILE@@": str(canary), "@@HIDDEN_FILE@@": str(hidden),
+            "@@OTHER_STUDENT@@": str(victim / "attention.py"), "@@OUT@@": str(out), "@@OLD_OUT@@": str(old_out),
+            "@@SUBMISSIONS@@": str(subs), "@@REPO@@": str(REPO), "@@PORT@@": str(port),
+            "@@TARGET@@": str(victim / "attention.py"),
+            "@@TARGETS@@": "|".join([str(out / "pwned.txt"), str(subs / "pwned.txt"), str(REPO / "pwned.txt"),
+                                     str(canary)])}
+    expected: dict = {"victim": Expect("ok")}
+    for path in sorted(ATTACKS.glob("*.py")):
+        text = path.read_text()
+        expected[path.stem] = parse_expect(text)
+        for key, value in fill.items():
+            text = text.replace(key, value)
+        (subs / path.name).write_text(text)
+    for name, want in ESCAPE_EXPECT.items():
+        text = (ESCAPES / f"{name}.py").read_text()
+        for key, value in fill.items():
+            text = text.replace(key, value)
+        (subs / f"escape_{name}.py").write_text(text)
+        expected[f"escape_{name}"] = want
+    expected.update(_hostile_entries(subs, victim))
+    return Class(subs=subs, out=out, hidden=hidden, seed=seed, secret=secrets.token_hex(16), canary=canary,
+                 old_out=old_out, expected=expected, port=port)
+
+
+def _hostile_entries(subs: Path, victim: Path) -> dict:
+    """Entries of the class folder itself that must each be one row, never a stopped batch."""
+    bad = (REPO / "tests" / "submissions" / "invalid" / "syntax_error.py").read_text()
+    os.symlink(victim / "attention.py", subs / "link_victim.py")
+    os.symlink("/etc/shadow", subs / "link_shadow.py")
+    os.symlink("/proc/self/mem", subs / "link_procmem.py")
+    os.symlink(victim, subs / "link_folder")
+    os.mkfifo(subs / "fifo.py")
+    inner = subs / "link_inside"
+    (inner / "profiles").mkdir(parents=True)
+    (inner / "attention.py").write_text(bad)
+    os.symlink(victim / "attention.py", inner / "profiles" / "after_raw.csv")
+    with open(subs / "huge.py", "wb") as f:          # sparse: 65 MiB that take no disk
+        f.truncate(65 << 20)
+    (subs / "grades.csv.py").write_text(bad)
+    (subs / "=SUM(1,2)*cmd.py").write_text(bad)
+    (subs / "new\nline.py").write_text(bad)
+    with open(os.path.join(os.fsencode(subs), b"caf\xe9.py"), "w") as f:
+        f.write(bad)
+    (subs / "notes.txt").write_text("not a submission")
+    invalid = lambda msg: Expect("invalid_submission", None, [], msg)  # noqa: E731
+    return {"link_victim": invalid("symbolic link"), "link_shadow": invalid("symbolic link"),
+            "link_procmem": invalid("symbolic link"), "link_folder": invalid("symbolic link"),
+            "fifo": invalid("not a regular file"), "link_inside": invalid("symbolic link"),
+            "huge": invalid("bytes"), "grades.csv": invalid("syntax"),
+            '=SUM(1,2)*cmd': invalid("syntax"), "~new_line": invalid("syntax"),
+            "~caf": invalid("syntax")}
+
+
+def _matching(rows: dict, sid: str) -> str | None:
+    """The row id for an expected id; ids starting with "~" name a sanitised id (prefix match
+    on what follows the "~", the id carrying a "~hash" of the raw name)."""
+    if sid in rows:
+        return sid
+    if sid.startswith("~"):
+        stem = sid[1:]
+        hits = [r for r in rows if "~" in r and r.startswith(stem[:3])]
+        return hits[0] if hits else None
+    return None
+
+
+def snapshot(paths: list[Path]) -> dict:
+    """sha256 of every regular file under `paths` (links and special files by their lstat)."""
+    out = {}
+    for root in paths:
+        items = [root] if root.is_file() or root.is_symlink() else sorted(root.rglob("*"))
+        for p in items:
+            st = os.lstat(p)
+            if p.is_symlink() or not p.is_file():
+                out[str(p)] = f"mode {st.st_mode}"
+            else:
+                out[str(p)] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
+
+
+def run(cls: Class, timeout: float = 3000) -> subprocess.CompletedProcess:
+    env = {**os.environ, SECRET_ENV: cls.secret}
+    cmd = [sys.executable, "-m", "grader", "batch", str(cls.subs), "--out", str(cls.out), "--config", str(FAST),
+           "--hidden", str(cls.hidden), "--jobs", "2", "--timeout-run", "10", "--memory-limit", "2",
+           "--no-pdf"]
+    return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def _guarded() -> list[Path]:
+    return [REPO / "grader", REPO / "tools", REPO / "tests" / "redteam"]
+
+
+def check(cls: Class, proc: subprocess.CompletedProcess, before: dict) -> list[tuple[str, bool, str]]:
+    """(what, held, detail) for every row and every invariant."""
+    results: list[tuple[str, bool, str]] = []
+    results.append(("the batch completed (exit 0)", proc.returncode == 0,
+                    f"exit {proc.returncode}: {proc.stderr.strip()[-300:]}"))
+    rows = {}
+    if (cls.out / "grades.csv").is_file():
+        with open(cls.out / "grades.csv", newline="") as f:
+            rows = {r["submission"].lstrip("'"): r for r in csv.DictReader(f)}
+    for sid, want in cls.expected.items():
+        rid = _matching(rows, sid)
+        if rid is None:
+            results.append((sid, False, "no row in grades.csv"))
+            continue
+        row = rows[rid]
+        doc = _results(cls.out, rid)
+        problems = []
+        if row["status"] != want.status:
+            problems.append(f"status {row['status']} (want {want.status}): {row['message'][:200]}")
+        flags = set(row["flags"].split(";")) - {""}
+        missing = [f for f in want.flags if f not in flags]
+        if missing:
+            problems.append(f"flags {sorted(flags)} lack {missing}")
+        if want.message and want.message.lower() not in row["message"].lower():
+            problems.append(f"message {row['message'][:200]!r} lacks {want.message!r}")
+        if want.without and (doc or {}).get("verdict_without_flags") != want.without:
+            problems.append(f"verdict without flags {(doc or {}).get('verdict_without_flags')} (want {want.without}):"
+                            f" {str((doc or {}).get('message_without_flags'))[:200]}")
+        if want.without_message and want.without_message.lower() not in str(
+                (doc or {}).get("message_without_flags") or "").lower():
+            problems.append(f"message without flags {str((doc or {}).get('message_without_flags'))[:200]!r} "
+                            f"lacks {want.without_message!r}")
+        if "ESCAPE" in row["message"] or "ESCAPE" in str((doc or {}).get("message_without_flags")):
+            problems.append("the kernel says it escaped")
+        results.append((rid, not problems, "; ".join(problems) or f"{row['status']}: {row['message'][:90]}"))
+    after = snapshot(_guarded() + [cls.canary, cls.subs, cls.old_out])
+    changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+    results.append(("no file outside the work folders changed", not changed, ", ".join(changed[:5])))
+    pwned = [p for p in (cls.out / "pwned.txt", cls.subs / "pwned.txt", REPO / "pwned.txt") if p.exists()]
+    results.append(("no file written outside (pwned.txt)", not pwned, ", ".join(map(str, pwned))))
+    leaks = leaked_secrets(cls)
+    results.append(("no secret in any student-visible output", not leaks, "; ".join(leaks[:5])))
+    cache = _output(cls.out, "answer_cache")
+    results.append(("the answer cache never hit", "CACHE HIT" not in cache, "CACHE HIT printed" if "CACHE HIT" in cache
+                    else "fresh inputs for every timed call"))
+    flood = (cls.out / "students" / "stdout_flood" / "output.log")
+    results.append(("the printed output is capped", flood.is_file() and flood.stat().st_size < 64 << 10,
+                    f"{flood.stat().st_size if flood.is_file() else 0} bytes kept"))
+    alive = surviving_processes(cls.out)
+    results.append(("no process of the batch survives it", not alive, "; ".join(alive[:3])))
+    return results
+
+
+def _results(out: Path, sid: str) -> dict | None:
+    try:
+        return json.loads((out / "students" / sid / "results.json").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _output(out: Path, sid: str) -> str:
+    try:
+        return (out / "students" / sid / "output.log").read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+def leaked_secrets(cls: Class) -> list[str]:
+    """Every student-visible file (OUT/students/*/...) that holds a secret."""
+    found = []
+    hidden_s = re.compile(rf"(?<![\d.]){HIDDEN_S}(?![\d])")
+    for path in sorted((cls.out / "students").rglob("*")):
+        if not path.is_file():
+            continue
+        text = path.read_bytes().decode("utf-8", "replace")
+        if path.suffix == ".pdf":
+            try:
+                from pypdf import PdfReader
+                text = "".join(p.extract_text() for p in PdfReader(path).pages)
+            except Exception:  # noqa: BLE001 - no pypdf: the raw bytes are searched
+                pass
+        checks = {"the hidden seed": str(cls.seed) in text, "the environment's secret": cls.secret in text,
+                  "the hidden file": HIDDEN_MARKER in text,
+                  "the hidden shape": bool(hidden_s.search(text)) and path.name != "batch.json"}
+        if path.parent.name != "victim":
+            checks["another student's source"] = VICTIM_MARKER in text
+        found += [f"{path.relative_to(cls.out)}: {what}" for what, hit in checks.items() if hit]
+    return found
+
+
+def surviving_processes(out: Path) -> list[str]:
+    """Processes whose command line names the batch's OUT (bwrap's binds do), still alive."""
+    alive = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmd = Path(f"/proc/{entry.name}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if str(out) in cmd:
+            alive.append(f"{entry.name}: {cmd[:120]}")
+    return alive
+
+
+def listen() -> tuple[socket.socket, int]:
+    """A local TCP port the connect escape tries (nothing may reach it from the sandbox)."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    threading.Thread(target=lambda: [listener.accept() for _ in range(8)], daemon=True).start()
+    return listener, listener.getsockname()[1]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("dest", nargs="?", default=str(REPO / "report" / "redteam"))
+    args = ap.parse_args()
+    listener, port = listen()
+    cls = build(Path(args.dest).resolve(), port)
+    print(f"{len(cls.expected)} entries in {cls.subs}; grading (sandboxed, hidden config, secret seed) ...",
+          flush=True)
+    before = snapshot(_guarded() + [cls.canary, cls.subs, cls.old_out])
+    proc = run(cls)
+    listener.close()
+    results = check(cls, proc, before)
+    width = max(len(what) for what, _, _ in results)
+    for what, held, detail in results:
+        print(f"{'held  ' if held else 'FAILED'} {what:<{width}}  {detail}")
+    failed = sum(1 for _, held, _ in results if not held)
+    print(f"\n{len(results) - failed} held, {failed} failed; the gradebook: {cls.out / 'grades.csv'}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
