@@ -131,12 +131,14 @@ def canary_optional(slot: int, method: str) -> bool:
     return False
 
 
-def bench_size(kernels: dict, shape: Shape, cfg: Config, nonce: int, canaries: dict | None = None) -> Timed:
+def bench_size(kernels: dict, shape: Shape, cfg: Config, nonce: int, canaries: dict | None = None,
+               guard: StateGuard | None = None) -> Timed:
     """Interleaved CPU timings of `kernels` ({"student": fn, "sdpa": fn, ...}) at one size.
     Round r uses a fresh input set (`canaries[r]` when the judge placed one there); the
-    student's outputs of the canary rounds are kept for the judge."""
+    student's outputs of the canary rounds are kept for the judge. `guard`: the state taken
+    before any student code ran (a new one here, for trusted kernels)."""
     canaries = canaries or {}
-    guard = StateGuard()
+    guard = guard or StateGuard()
     names = list(kernels)
 
     def inputs(r: int) -> tuple:
@@ -168,7 +170,7 @@ def bench_size(kernels: dict, shape: Shape, cfg: Config, nonce: int, canaries: d
         rep += 1
     guard.restore()
     return Timed(timings={name: summarize(ts) for name, ts in samples.items()}, reps=rep,
-                 method="cpu-perf_counter", canary_outputs=kept, state_changes=guard.changes)
+                 method="cpu-perf_counter", canary_outputs=kept, state_changes=list(guard.changes))
 
 
 def time_cpu(kernels: dict, shape: Shape, cfg: Config, seed: int) -> dict:

@@ -207,10 +207,11 @@ def wall_probe(fn, shape: Shape, nonce: int, reps: int = 5) -> float:
     return best
 
 
-def bench_size(kernels: dict, shape: Shape, cfg: Config, nonce: int, canaries: dict | None = None) -> Timed:
+def bench_size(kernels: dict, shape: Shape, cfg: Config, nonce: int, canaries: dict | None = None,
+               guard: StateGuard | None = None) -> Timed:
     """Timings of every kernel at one size on the GPU (events; graphs at small S)."""
     canaries = {s: tuple(t.to("cuda") for t in c) for s, c in (canaries or {}).items()}
-    guard = StateGuard()
+    guard = guard or StateGuard()
     kept: dict = {}
     events = time_events(kernels, shape, nonce, canaries, kept, guard)
     graphs = time_graphs(kernels, shape, nonce, canaries, kept) if shape.S <= GRAPH_MAX_S else None
@@ -224,7 +225,7 @@ def bench_size(kernels: dict, shape: Shape, cfg: Config, nonce: int, canaries: d
              "wall_probe_ms": wall_probe(kernels["student"], shape, nonce)}
     torch.cuda.synchronize()
     return Timed(timings=timings, reps=(ROUNDS - 1) * CALLS, method="graph" if graphs else "events",
-                 canary_outputs=kept, state_changes=guard.changes, extra=extra)
+                 canary_outputs=kept, state_changes=list(guard.changes), extra=extra)
 
 
 def timing_description() -> dict:

@@ -180,8 +180,10 @@ class Child:
         c2p_r, c2p_w = os.pipe()
         cmd = [sys.executable, "-m", "grader.worker", str(p2c_r), str(c2p_w)]
         home, tmp = workdir / "home", workdir / "tmp"
+        if workdir.exists():
+            shutil.rmtree(workdir)           # a fresh folder, made here
         for d in (home, tmp):
-            d.mkdir(parents=True, exist_ok=True)
+            d.mkdir(parents=True)
         from .compile import cache_root
         extra = {**options.env, "OMP_NUM_THREADS": str(threads), "GRADER_CACHE": str(cache_root())}
         self.isolation = {"sandbox": "none", "limits": self.limits.as_dict()}
@@ -264,13 +266,19 @@ class Child:
             self.kill()
             raise ChildFailed("timeout", "the whole submission took longer than its time limit" if total_cap
                               else f"took longer than the {timeout:g} s limit") from None
-        except ChannelError as e:
+        except ChannelClosed as e:
             try:        # a crashed worker: let bwrap report how it died before anything is killed
                 self.proc.wait(timeout=2)
             except subprocess.TimeoutExpired:
                 pass
             self.kill()
             raise ChildFailed("runtime_error", self._death(e)) from None
+        except ChannelError as e:                  # it wrote something that is not a frame
+            self.kill()
+            self.proc.wait()
+            tail = self.tail()
+            raise ChildFailed("runtime_error", f"the process broke the grader's protocol ({e})"
+                              + (f": {tail}" if tail else "")) from None
 
     def _death(self, error: ChannelError) -> str:
         """Why the child stopped answering, in words: a breach, a signal, an exit status,
@@ -342,6 +350,8 @@ class Judge:
         self.verdict: str | None = None
         self.message = ""
         self.child: Child | None = None
+        self.children = 0
+        self.child_dir: Path | None = None
         self.library: Path | None = None
         self.output_public = ""
         self.output_private = ""
@@ -393,7 +403,11 @@ class Judge:
             options = replace(self.options, gpu_nodes=gpu_nodes or self.options.gpu_nodes,
                               ro_paths=tuple(self.options.ro_paths) + (str(self.libdir),))
             self._child_started, self._waited = time.monotonic(), 0.0
-            self.child = Child(self.workdir, options, self.threads, self.device == "cuda",
+            # each child a fresh folder: nothing one child left (a link, a FIFO) is there for
+            # the next, and the judge never walks what a child wrote
+            self.children += 1
+            self.child_dir = self.workdir / f"child{self.children}"
+            self.child = Child(self.child_dir, options, self.threads, self.device == "cuda",
                                time.monotonic() + self.budget)
             self.isolation = self.child.isolation
             self.stage("prepare")
@@ -457,7 +471,7 @@ class Judge:
         from .linkaudit import audit_library
         from .safefs import UnsafeFile, read_regular
         name = f"attn_{self.source.kind}_{source_hash(self.source, public_config(self.cfg))}"
-        root = (self.workdir / "cache") if self.options.sandbox else cache_root()
+        root = (self.child_dir / "cache") if self.options.sandbox else cache_root()
         rel = Path("build") / name / str(result.get("library_rel", ""))
         try:
             if not _safe_library_rel(result.get("library_rel", ""), name):

@@ -253,11 +253,13 @@ def _under_hidden(path: Path, hide: list[Path], workdir: Path) -> bool:
 
 
 def prepare_workdir(workdir: Path) -> None:
-    """The child's work folder, owned by the uid the child runs as (root: SANDBOX_UID),
-    every ancestor left to root: the child cannot rename or replace its own folder."""
+    """The child's work folder (fresh, made by the judge with the folders in it), owned by
+    the uid the child runs as (root: SANDBOX_UID), every ancestor left to root: the child
+    cannot rename or replace its own folder. Only the judge's own folders are changed:
+    nothing a child wrote is walked (a link in it could point anywhere)."""
     workdir.mkdir(parents=True, exist_ok=True)
     if as_root():
-        for sub in [workdir, *(p for p in workdir.rglob("*"))]:
+        for sub in [workdir, *(p for p in workdir.iterdir() if not p.is_symlink() and p.is_dir())]:
             os.lchown(sub, SANDBOX_UID, SANDBOX_GID)
 
 

@@ -199,7 +199,7 @@ def snapshot(paths: list[Path]) -> dict:
 def run(cls: Class, timeout: float = 3000) -> subprocess.CompletedProcess:
     env = {**os.environ, SECRET_ENV: cls.secret}
     cmd = [sys.executable, "-m", "grader", "batch", str(cls.subs), "--out", str(cls.out), "--config", str(FAST),
-           "--hidden", str(cls.hidden), "--jobs", "2", "--timeout-run", "10", "--memory-limit", "2",
+           "--hidden", str(cls.hidden), "--jobs", "2", "--timeout-run", "30", "--memory-limit", "2",
            "--no-pdf"]
     return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout, env=env)
 
@@ -278,7 +278,7 @@ def _output(out: Path, sid: str) -> str:
 def leaked_secrets(cls: Class) -> list[str]:
     """Every student-visible file (OUT/students/*/...) that holds a secret."""
     found = []
-    hidden_s = re.compile(rf"(?<![\d.]){HIDDEN_S}(?![\d])")
+    hidden_s = re.compile(rf"(?<![\d.]){HIDDEN_S}(?!\d|\.\d)")      # 173, not 0.173, 1730 or 173.8
     for path in sorted((cls.out / "students").rglob("*")):
         if not path.is_file():
             continue
