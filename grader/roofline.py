@@ -44,10 +44,11 @@ class Point:
 # export (32 B × 188 lts2xbar cycles per L2 cycle × 1.71 GHz, FORMATS.md §4.4): a peak, not a
 # measured throughput. The H100 SXM row assumes the same L2 bandwidth (the same GH100 L2
 # slices and clock; not measured on an H100), though its L2 holds 50 MiB, not the H200's 60.
+HOPPER_SMS, HOPPER_BOOST_HZ = 132, 1.98e9       # H100 SXM and H200: SMs and maximum SM clock
 GPU_TABLE = {
-    "H200": Ceilings("NVIDIA H200", 132 * 128 * 2 * 1.98e9, {"DRAM": 4.8e12, "L2": 10.3e12},
+    "H200": Ceilings("NVIDIA H200", HOPPER_SMS * 128 * 2 * HOPPER_BOOST_HZ, {"DRAM": 4.8e12, "L2": 10.3e12},
                      "table: 132 SMs x 128 FP32 lanes x 2 x 1.98 GHz; DRAM 4.8 TB/s (datasheet)"),
-    "H100": Ceilings("NVIDIA H100 SXM", 132 * 128 * 2 * 1.98e9, {"DRAM": 3.35e12, "L2": 10.3e12},
+    "H100": Ceilings("NVIDIA H100 SXM", HOPPER_SMS * 128 * 2 * HOPPER_BOOST_HZ, {"DRAM": 3.35e12, "L2": 10.3e12},
                      "table: 132 SMs x 128 FP32 lanes x 2 x 1.98 GHz; DRAM 3.35 TB/s (datasheet)"),
 }
 L2_MIB = {"H200": 60, "H100": 50}      # L2 capacity (device attribute of the H200 exports: 62,914,560 B)
