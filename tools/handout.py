@@ -269,8 +269,10 @@ def _l2() -> str:
         "can help: a kernel finds in L2 what the previous one wrote, if it is still there. The naive reference "
         f"allocates scores and P separately: {_mib(two[0])} of S × S tensors at S = {s1}, {_mib(two[1])} at "
         f"S = {s2}, against the H200's {l2:.0f} MiB of L2 ({roofline.L2_MIB['H100']} MiB on an H100). Expect its "
-        f"softmax and P V kernels to read much of their input from L2 at S = {s1} and little at S = {s2}; the "
-        "fused kernel never writes an S × S tensor and needs neither. Check it on your own exports: `python -m "
+        f"softmax and P V kernels to read most of their input from L2 at S = {s1}, where both tensors fit with "
+        f"room to spare; at S = {s2} they no longer fit together, so expect more of it to come from DRAM (how much "
+        "more is what the warm export measures). The fused kernel never writes an S × S tensor and needs "
+        "neither. Check it on your own exports: `python -m "
         "grader ai --compare profiles/*.csv` and the report put the model's reads and writes beside both "
         "exports' DRAM bytes (and the L2→SM reads, which count reads only).\n")
 
