@@ -107,8 +107,10 @@ _SCHEMA = {
     "timeouts": {"compile": float, "check": float, "bench": float},
 }
 _OPTIONAL_KEYS = {"timeouts": {"total": float}}     # optional keys of required sections
-# Sections only the batch grader reads (grader/gradebook.py); optional.
+# Optional sections: [rubric] and [deadline] (the batch grader, grader/gradebook.py),
+# [precision] (the handout and the speed review flags, grader/integrity.py).
 _OPTIONAL_SCHEMA = {
+    "precision": {"allowed": list},
     "rubric": {"config_points": list, "hidden_points": float, "performance": list,
                "profile_points": float, "before_after_points": float, "written_points": float},
     "deadline": {"due": str, "grace_minutes": float, "penalty_per_day": float,
@@ -185,6 +187,7 @@ def load(path: Path | str = DEFAULT_CONFIG, hidden: Path | str | None = None,
                 if isinstance(data.get(k), dict)}
     _check_keys(optional, _OPTIONAL_KEYS, where, required=False)
     load_rubric(path, data)
+    load_precision(path, data)
     corr, bench, tmo = data["correctness"], data["benchmark"], data["timeouts"]
     configs = _shapes(corr["configs"], where, "correctness.configs")
     if not configs:
@@ -330,3 +333,36 @@ def load_rubric(path: Path | str = DEFAULT_CONFIG, data: dict | None = None) -> 
                             penalty_per_day=float(d.get("penalty_per_day", 0)),
                             max_late_days=float(d.get("max_late_days", 0)),
                             timestamps=d.get("timestamps", "timestamps.csv"))
+
+
+# ---- [precision]: what arithmetic a kernel may use inside ---------------------------------
+
+# The precisions the grader knows a ceiling for (grader/roofline.py: precision_ceilings).
+PRECISIONS = ("fp32", "3xtf32", "tf32")
+
+
+@dataclass(frozen=True)
+class Precision:
+    """The precision policy. Enforced for everyone by one thing only: a float32 output within
+    [correctness] tolerance of float64 truth. `allowed` is what the handout promises and what
+    the speed review flag assumes: a kernel faster than the fastest allowed arithmetic can go
+    on this GPU is flagged for a person to look at (grader/integrity.py)."""
+    allowed: tuple[str, ...] = PRECISIONS      # fp32 FMA, 3xTF32 and TF32 tensor cores
+
+    @property
+    def fastest(self) -> str:
+        """The allowed precision with the highest ceiling (order of PRECISIONS)."""
+        return max(self.allowed, key=PRECISIONS.index)
+
+
+def load_precision(path: Path | str = DEFAULT_CONFIG, data: dict | None = None) -> Precision:
+    """[precision] of the config, validated; the default policy when the section is absent."""
+    path = Path(path)
+    data = _read_toml(path) if data is None else data
+    section = data.get("precision", {})
+    _check_keys({"precision": section}, {"precision": _OPTIONAL_SCHEMA["precision"]}, str(path), required=False)
+    allowed = section.get("allowed", list(PRECISIONS))
+    if not allowed or not all(isinstance(a, str) and a in PRECISIONS for a in allowed):
+        raise ConfigError(f"{path}: [precision] allowed = {allowed!r} must be a non-empty list drawn from "
+                          f"{', '.join(repr(p) for p in PRECISIONS)}")
+    return Precision(allowed=tuple(sorted(set(allowed), key=PRECISIONS.index)))

@@ -110,7 +110,8 @@ def score_items(doc: dict, rubric: Rubric, hidden_count: int | None = None) -> l
         elif cheat:
             out = "withheld: integrity flags need review"
         items.append(Item("performance vs SDPA", pts, best, out))
-    labels = sorted({k.get("profile", "") for k in doc.get("profiles", [])})
+    # a warm-cache export (make profile records one beside each cold one) is not a label of its own
+    labels = sorted({k.get("profile", "") for k in doc.get("profiles", []) if k.get("cache") != "warm"})
     if rubric.profile_points:
         items.append(Item("profiler evidence", rubric.profile_points if labels else 0, rubric.profile_points,
                           f"profiles read: {', '.join(labels)}" if labels else "no readable profiler export in profiles/"))

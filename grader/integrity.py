@@ -239,14 +239,26 @@ def audit_flags(audit: dict | None) -> list[Flag]:
 # ---- 3. review flags from the measurements ----------------------------------------------
 
 SUSPICIOUS_SPEEDUP = 10.0
+PRECISION_NAMES = {"fp32": "FP32 FMA", "3xtf32": "3xTF32 tensor-core", "tf32": "TF32 tensor-core"}
+
+
+def precision_peaks(system: dict) -> dict:
+    """precision -> peak FLOP/s of the grading GPU (grader/roofline.py: precision_ceilings, at
+    the maximum SM clock); {} when the results do not say which GPU."""
+    from .roofline import precision_ceilings
+    try:
+        sm_count, clock = int(system["sm_count"]), float(system["clock_sm_max_mhz"]) * 1e6
+    except (KeyError, TypeError, ValueError):
+        return {}
+    peaks = precision_ceilings(sm_count, clock, str(system.get("capability") or ""))
+    if "fp32" not in peaks and not system.get("capability"):
+        peaks["fp32"] = sm_count * 128 * 2 * clock      # results without a capability: 128 FP32 lanes
+    return peaks
 
 
 def fp32_peak_flops(system: dict) -> float | None:
-    """fp32 FMA peak of the GPU (SMs x 128 lanes x 2 FLOPs x max clock), None when unknown."""
-    try:
-        return float(system["sm_count"]) * 128 * 2 * float(system["clock_sm_max_mhz"]) * 1e6
-    except (KeyError, TypeError, ValueError):
-        return None
+    """fp32 FMA peak of the GPU (SMs x FP32 lanes x 2 FLOPs x max clock), None when unknown."""
+    return precision_peaks(system).get("fp32")
 
 
 def state_flags(changes: list) -> list[Flag]:
@@ -268,15 +280,27 @@ def state_flags(changes: list) -> list[Flag]:
     return flags
 
 
-def speed_flags(bench: list, system: dict) -> list[Flag]:
+def speed_flags(bench: list, system: dict, precision=None) -> list[Flag]:
+    """Review flags from the timings. FLOP/s use the grader's one convention (the bench
+    rows' `flops`, 4·B·H·S²·D). `beyond_roofline`: faster than the fastest precision the
+    config allows ([precision] allowed, grader/config.py) can go on this GPU; an honest
+    3xTF32 kernel is above the FP32 FMA peak but below its own ceiling."""
+    from .config import load_precision
+    policy = precision or load_precision()
+    peaks = precision_peaks(system)
+    ceiling = peaks.get(policy.fastest)
     flags = []
-    peak = fp32_peak_flops(system)
     for row in bench:
         slowdown, ms = row.get("slowdown"), row.get("student_ms")
         if slowdown and slowdown < 1 / SUSPICIOUS_SPEEDUP:
             flags.append(Flag("too_fast", REVIEW, f"S={row['S']}: {1 / slowdown:.1f}x faster than SDPA "
                               f"(more than {SUSPICIOUS_SPEEDUP:g}x): please check by hand"))
-        if peak and ms and row["flops"] / (ms * 1e-3) > peak:
-            flags.append(Flag("beyond_roofline", REVIEW, f"S={row['S']}: {row['flops'] / (ms * 1e9):.0f} "
-                              f"GFLOP/s is above the device's fp32 peak ({peak / 1e9:.0f} GFLOP/s)"))
+        rate = row["flops"] / (ms * 1e-3) if ms else None          # FLOP/s
+        if ceiling and rate and rate > ceiling:
+            others = ", ".join(f"{PRECISION_NAMES[k]} {v / 1e12:.1f}" for k, v in peaks.items() if k != policy.fastest)
+            flags.append(Flag("beyond_roofline", REVIEW, f"S={row['S']}: {rate / 1e12:.1f} "
+                              f"TFLOP/s is above this GPU's {PRECISION_NAMES[policy.fastest]} peak "
+                              f"({ceiling / 1e12:.1f} TFLOP/s), the fastest arithmetic the assignment allows "
+                              f"({', '.join(policy.allowed)}){f'; other peaks, TFLOP/s: {others}' if others else ''}: "
+                              "please check by hand"))
     return flags

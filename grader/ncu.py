@@ -19,10 +19,52 @@ from pathlib import Path
 
 EXPORT_HELP = ("export one with: ncu -i report.ncu-rep --csv --page raw --print-units base > raw.csv "
                "(or run `make profile` on the GPU machine)")
-BOUND_RULE = ("bound: latency-bound if both SOL Memory % and SOL Compute % are below 60% (neither "
-              "unit is busy: too little parallel work or waiting on latency); else memory-bound if "
-              "Memory % >= Compute %, else compute-bound")
-BUSY_PCT = 60.0   # Nsight Compute's own Speed-of-Light threshold for "this unit is the limiter"
+# The bound verdict is Nsight Compute's own Speed-of-Light bottleneck rule (rule
+# SOLBottleneck in the `sections/SpeedOfLight.py` rule file that ships with Nsight Compute;
+# its thresholds: no_bound_threshold = 80, latency_bound_threshold = 60, balanced_threshold
+# = 10, waves_threshold = 1). With SM % = Compute (SM) Throughput and Memory % = Memory
+# Throughput of the SOL section:
+#   SM % or Memory % >= 80          "High Throughput": the busier side is the limiter
+#   both < 60                       latency: neither side is busy ("grid too small" when the
+#                                   grid fills less than one wave of the SMs)
+#   otherwise                       "well-balanced", or one side "more heavily utilized"
+#                                   when they differ by 10 points or more
+# The exports in tests/fixtures/ncu carry the rule's own verdict rows; tests/test_ncu.py
+# checks classify() against every one of them.
+LIMITER_PCT = 80.0     # no_bound_threshold: at or above it, that side is the limiter
+LATENCY_PCT = 60.0     # latency_bound_threshold: both sides below it = latency-bound
+BALANCED_GAP = 10.0    # balanced_threshold: "more heavily utilized" from this gap on
+BOUND_RULE = (f"bound (Nsight Compute's SOL bottleneck rule): compute- or memory-bound when SM % or "
+              f"Memory % reaches {LIMITER_PCT:g}% (the busier side limits); latency-bound when both are "
+              f"below {LATENCY_PCT:g}% (nothing is busy: too little parallel work, or waiting on "
+              f"latency); balanced in between. SM % is the busiest SM unit (issue slots, a pipe), "
+              "Memory % the busiest memory unit (L1, L2, DRAM): the unit column names it")
+
+# SOL breakdown metrics (`*.avg.pct_of_peak_sustained_elapsed`, in the raw page) -> the unit
+# they measure; the first prefix that matches names the unit. Aggregates (sm__throughput,
+# sm__memory_throughput, lts__throughput, ...) are not units and are left out.
+UNITS = (
+    ("sm__pipe_tensor", "tensor pipe"), ("sm__inst_executed_pipe_tensor", "tensor pipe"),
+    ("sm__pipe_shared", "FP16+tensor pipe"), ("sm__pipe_fma", "FMA pipe"),
+    ("sm__inst_executed_pipe_fma", "FMA pipe"), ("sm__pipe_alu", "ALU pipe"),
+    ("sm__inst_executed_pipe_alu", "ALU pipe"), ("sm__pipe_fp64", "FP64 pipe"),
+    ("sm__inst_executed_pipe_lsu", "LSU pipe"), ("sm__inst_executed_pipe_xu", "XU pipe (exp, rcp, ...)"),
+    ("sm__inst_executed_pipe_uniform", "uniform pipe"), ("sm__inst_executed_pipe_adu", "ADU pipe"),
+    ("sm__inst_executed_pipe_cbu", "CBU pipe"), ("sm__inst_executed_pipe_ipa", "IPA pipe"),
+    ("sm__inst_executed_pipe_tex", "TEX pipe"), ("sm__pipe_tma", "TMA"),
+    ("sm__issue_active", "issue slots"), ("sm__inst_executed.", "issue slots"), ("sm__mio", "MIO queue"),
+    ("l1tex__", "L1"), ("lts__", "L2"), ("dram__", "DRAM"), ("fbpa__", "DRAM"),
+)
+NOT_UNITS = re.compile(r"^(sm__throughput|sm__memory_throughput|sm__instruction_throughput|lts__throughput|"
+                       r"l1tex__throughput|gpu__)|_internal_activity")
+BREAKDOWN_SUFFIX = ".avg.pct_of_peak_sustained_elapsed"
+
+# `make profile`'s driver (grader/profile_driver.py) names its outer NVTX range after the
+# cache state of the export: ncu's default flushes every cache before each kernel
+# (--cache-control all: "cold", each kernel reads its inputs from DRAM, as the AI model
+# counts); the warm-pipeline export runs with --cache-control none (kernels back to back,
+# a kernel finds in L2 what the one before left there).
+CACHE_RANGES = {"profile": "cold", "profile_warm": "warm"}
 
 # Tool kernels: work torch or the driver launches around the student's kernel.
 TOOL_KERNEL = re.compile(r"distribution_elementwise|philox|FillFunctor|fill_kernel|memset|memcpy|"
@@ -70,14 +112,26 @@ ID_COLUMNS = {"ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "C
 NVTX_RANGE = re.compile(r'<[^>]*>:([^:"]+):')
 
 
-def nvtx_range(row: dict) -> str:
-    """The innermost NVTX push/pop range of a launch ('' without --nvtx): the
-    'thread Domain:Push/Pop_Range:...' cell lists the open ranges, outermost first."""
+def nvtx_ranges(row: dict) -> list[str]:
+    """The NVTX push/pop ranges open at a launch, outermost first ([] without --nvtx): the
+    'thread Domain:Push/Pop_Range:...' cell lists them."""
     for column, value in row.items():
         if column.startswith("thread Domain:Push/Pop_Range"):
-            names = NVTX_RANGE.findall(value or "")
-            return names[-1] if names else ""
-    return ""
+            return NVTX_RANGE.findall(value or "")
+    return []
+
+
+def nvtx_range(row: dict) -> str:
+    """The innermost NVTX push/pop range of a launch ('' without --nvtx)."""
+    names = nvtx_ranges(row)
+    return names[-1] if names else ""
+
+
+def cache_state(row: dict) -> str:
+    """"cold" / "warm" for a `make profile` export (its outer NVTX range, CACHE_RANGES);
+    "" for any other export (Nsight Compute's default, --cache-control all, is cold)."""
+    names = nvtx_ranges(row)
+    return CACHE_RANGES.get(names[0], "") if names else ""
 
 
 class NcuError(Exception):
@@ -91,6 +145,7 @@ class Launch:
     kernel: str
     metrics: dict
     nvtx: str = ""                # innermost NVTX range ('' when the export has none)
+    cache: str = ""               # "cold" / "warm" (make profile's outer range), "" otherwise
 
 
 @dataclass(frozen=True)
@@ -122,6 +177,11 @@ class KernelProfile:
     files: tuple = field(default_factory=tuple)
     nvtx: str = ""                       # the NVTX range the launches ran in (make profile: kernel_S<S>)
     l2_cache_bytes: float | None = None  # device__attribute_l2_cache_size, when exported
+    cache: str = ""                      # "cold" / "warm" (make profile's export), "" unknown
+    sm_unit: str | None = None           # the busiest SM unit (SOL breakdown): "issue slots", "FMA pipe", ...
+    memory_unit: str | None = None       # the busiest memory unit: "L1", "L2", "DRAM"
+    waves_per_sm: float | None = None    # launch__waves_per_multiprocessor (under 1: the grid cannot fill the GPU)
+    ncu_verdict: str | None = None       # Nsight Compute's own SOLBottleneck rule text (details page), first sentence
 
     def to_json(self) -> dict:
         from dataclasses import asdict
@@ -202,12 +262,17 @@ def _launches_details(rows: list[list[str]], name: str) -> dict:
     launches: dict = {}
     for n, row in enumerate(rows[1:], start=2):
         d = dict(zip(hdr, row))
-        if not d.get("Metric Name"):
-            continue                                       # a rule (advice) row
+        if not d.get("Metric Name"):                       # a rule (advice) row
+            if d.get("Rule Name") == "SOLBottleneck" and d.get("Rule Description"):
+                key = (d.get("Process ID", ""), d["ID"])
+                launch = launches.setdefault(key, (d["Kernel Name"], {"__nvtx": nvtx_range(d),
+                                                                      "__cache": cache_state(d)}))
+                launch[1]["__rule_SOLBottleneck"] = d["Rule Description"]
+            continue
         if "Metric Value" not in d:
             raise NcuError(f"{name}: row {n} is cut short (a truncated file?); export it again: {EXPORT_HELP}")
         key = (d.get("Process ID", ""), d["ID"])
-        launch = launches.setdefault(key, (d["Kernel Name"], {"__nvtx": nvtx_range(d)}))
+        launch = launches.setdefault(key, (d["Kernel Name"], {"__nvtx": nvtx_range(d), "__cache": cache_state(d)}))
         metric = _label_key(d.get("Section Name", ""), d.get("Body Item Label", ""), d["Metric Name"])
         value = to_number(d["Metric Value"])
         launch[1][metric] = to_base(value, d["Metric Unit"]) if isinstance(value, float) else value
@@ -227,7 +292,7 @@ def _launches_raw(rows: list[list[str]], name: str) -> dict:
             raise NcuError(f"{name}: row {n} has {len(row)} of {len(hdr)} columns (a truncated file?); "
                            f"export it again: {EXPORT_HELP}")
         d = dict(zip(hdr, row))
-        metrics = {"__nvtx": nvtx_range(d)}
+        metrics = {"__nvtx": nvtx_range(d), "__cache": cache_state(d)}
         for h, u, v in zip(hdr, units, row):
             if h in ID_COLUMNS or h.startswith(("thread Domain:", "Id:Domain:")):
                 continue
@@ -249,7 +314,8 @@ def read_launches(text: str, name: str = "input") -> list[Launch]:
             merged.setdefault(key, (kernel, {}))[1].update(metrics)
     if not merged:
         raise NcuError(f"{name} has a header but no kernel rows (a truncated file?); {EXPORT_HELP}")
-    return [Launch(key=k, kernel=kernel, metrics=m, nvtx=m.get("__nvtx", "")) for k, (kernel, m) in merged.items()]
+    return [Launch(key=k, kernel=kernel, metrics=m, nvtx=m.get("__nvtx", ""), cache=m.get("__cache", ""))
+            for k, (kernel, m) in merged.items()]
 
 
 # ---- per-launch quantities (FORMATS.md §4) ------------------------------------------------
@@ -307,12 +373,41 @@ def _launch_numbers(m: dict) -> dict:
 
 
 def classify(memory_pct: float | None, compute_pct: float | None) -> str | None:
-    """The Speed-of-Light verdict (BOUND_RULE)."""
+    """Nsight Compute's SOL bottleneck verdict (BOUND_RULE): "compute-bound" / "memory-bound"
+    (a side at LIMITER_PCT or more; a tie goes to compute, as in ncu's rule),
+    "latency-bound" (both below LATENCY_PCT), else "balanced"."""
     if memory_pct is None or compute_pct is None:
         return None
-    if max(memory_pct, compute_pct) < BUSY_PCT:
+    if max(memory_pct, compute_pct) >= LIMITER_PCT:
+        return "memory-bound" if memory_pct > compute_pct else "compute-bound"
+    if max(memory_pct, compute_pct) < LATENCY_PCT:
         return "latency-bound"
-    return "memory-bound" if memory_pct >= compute_pct else "compute-bound"
+    return "balanced"
+
+
+def busiest_units(m: dict) -> tuple[str | None, str | None, float | None, float | None]:
+    """(SM unit, memory unit, their %) with the highest SOL breakdown value of one launch
+    (UNITS), or Nones when the export lacks the breakdown (a details-only export)."""
+    best: dict = {}
+    for name, value in m.items():
+        if not (isinstance(value, float) and math.isfinite(value) and name.endswith(BREAKDOWN_SUFFIX)) \
+                or NOT_UNITS.search(name):
+            continue
+        rank = next((i for i, (prefix, _) in enumerate(UNITS) if name.startswith(prefix)), None)
+        if rank is None:
+            continue
+        side = "sm" if name.startswith("sm__") else "memory"
+        if side not in best or (value, -rank) > (best[side][1], -best[side][2]):   # ties: the earlier in UNITS
+            best[side] = (UNITS[rank][1], value, rank)
+    sm, mem = best.get("sm", (None, None, 0)), best.get("memory", (None, None, 0))
+    return sm[0], mem[0], sm[1], mem[1]
+
+
+def ncu_verdict(text: str | None) -> str | None:
+    """The first sentence of Nsight Compute's SOLBottleneck rule text ('' -> None)."""
+    if not text:
+        return None
+    return re.split(r"(?<=[.:])\s", text.strip(), maxsplit=1)[0].rstrip(":.")
 
 
 def _sum(values: list) -> float | None:
@@ -337,12 +432,12 @@ def _ratio(a, b):
 
 
 def summarize(launches: list[Launch], files: tuple = ()) -> list[KernelProfile]:
-    """One KernelProfile per (NVTX range, kernel name), in order of first launch."""
+    """One KernelProfile per (cache state, NVTX range, kernel name), in order of first launch."""
     by_kernel: dict[tuple, list[Launch]] = {}
     for launch in sorted(launches, key=lambda l: (l.key[0], int(l.key[1]) if str(l.key[1]).isdigit() else 0)):
-        by_kernel.setdefault((launch.nvtx, launch.kernel), []).append(launch)
+        by_kernel.setdefault((launch.cache, launch.nvtx, launch.kernel), []).append(launch)
     profiles = []
-    for (nvtx, kernel), group in by_kernel.items():
+    for (cache, nvtx, kernel), group in by_kernel.items():
         nums = [_launch_numbers(l.metrics) for l in group]
         col = lambda k: [n[k] for n in nums]  # noqa: E731
         secs = _sum(col("seconds"))
@@ -354,6 +449,11 @@ def summarize(launches: list[Launch], files: tuple = ()) -> list[KernelProfile]:
         pct = {k: _weighted(col(k), col("seconds")) for k in ("memory_pct", "compute_pct", "dram_pct", "l1_pct", "l2_pct")}
         peaks = {k: (max(v for v in col(k) if v is not None) if any(v is not None for v in col(k)) else None)
                  for k in ("peak_flop", "peak_dram", "peak_l2")}
+        units = busiest_units(max(group, key=lambda l: _get(l.metrics, "gpu__time_duration.sum") or 0).metrics)
+        if units[1] is None:          # no breakdown (a details page): the busiest of the SOL's L1, L2, DRAM
+            levels = [(v, n) for n, v in (("L1", pct["l1_pct"]), ("L2", pct["l2_pct"]), ("DRAM", pct["dram_pct"]))
+                      if v is not None]
+            units = (units[0], max(levels)[1] if levels else None, *units[2:])
         profiles.append(KernelProfile(
             kernel=kernel, launches=len(group), ids=tuple(int(l.key[1]) if str(l.key[1]).isdigit() else l.key[1] for l in group),
             duration_us=secs / len(group) * 1e6 if secs is not None else None,
@@ -365,7 +465,10 @@ def summarize(launches: list[Launch], files: tuple = ()) -> list[KernelProfile]:
             peak_fp32_flop_per_s=peaks["peak_flop"], peak_dram_bytes_per_s=peaks["peak_dram"],
             peak_l2_bytes_per_s=peaks["peak_l2"], bound=classify(pct["memory_pct"], pct["compute_pct"]),
             tool_kernel=bool(TOOL_KERNEL.search(kernel)), files=files, nvtx=nvtx,
-            l2_cache_bytes=_get(group[0].metrics, "device__attribute_l2_cache_size")))
+            l2_cache_bytes=_get(group[0].metrics, "device__attribute_l2_cache_size"), cache=cache,
+            sm_unit=units[0], memory_unit=units[1],
+            waves_per_sm=_get(group[0].metrics, "launch__waves_per_multiprocessor"),
+            ncu_verdict=ncu_verdict(group[0].metrics.get("__rule_SOLBottleneck"))))
     return profiles
 
 
@@ -382,7 +485,7 @@ def read_files(paths: list[Path | str]) -> list[KernelProfile]:
         text = data.decode("utf-8", errors="replace") if b"\x00" not in data[:4096] else "\x00"
         names.append(p.name)
         for launch in read_launches(text, p.name):
-            key = (launch.key, launch.kernel)
+            key = (launch.key, launch.kernel, launch.cache)
             if key in launches:
                 launches[key].metrics.update(launch.metrics)
             else:
@@ -390,25 +493,42 @@ def read_files(paths: list[Path | str]) -> list[KernelProfile]:
     return summarize(list(launches.values()), tuple(names))
 
 
+def unit_text(p: KernelProfile) -> str:
+    """The busiest unit on the busier side, e.g. "L1 79.4%" ('-' without the SOL breakdown)."""
+    if p.memory_pct is None or p.compute_pct is None:
+        return "-"
+    memory_side = p.memory_pct > p.compute_pct
+    unit = (p.memory_unit if memory_side else p.sm_unit) or ("memory" if memory_side else "SM")
+    return f"{unit} {max(p.memory_pct, p.compute_pct):.1f}%"
+
+
 def format_table(profiles: list[KernelProfile]) -> str:
     def f(x, spec):
         return "-" if x is None else format(x, spec)
     nvtx = any(p.nvtx for p in profiles)
+    caches = any(p.cache for p in profiles)
     width = 16 if nvtx else 0
-    lines = [f"{'range' if nvtx else '':<{width}}{'kernel':<44} {'n':>3} {'time us':>10} {'Mem %':>6} {'SM %':>6} {'DRAM %':>7} "
-             f"{'DRAM MB':>9} {'GFLOP/s':>10} {'AI DRAM':>8} {'AI L2':>7}  bound"]
+    lines = [f"{'cache ' if caches else ''}{'range' if nvtx else '':<{width}}{'kernel':<44} {'n':>3} {'time us':>10} "
+             f"{'Mem %':>6} {'SM %':>6} {'DRAM %':>7} {'DRAM MB':>9} {'GFLOP/s':>10} {'AI DRAM':>8} {'AI L2':>7}  "
+             f"{'bound':<14} busiest unit"]
     for p in profiles:
         name = re.sub(r"\(.*", "", p.kernel).replace("void ", "")[:40] + (" [tool]" if p.tool_kernel else "")
-        lines.append(f"{p.nvtx[:15] if nvtx else '':<{width}}{name:<44} {p.launches:>3} {f(p.duration_us, '.2f'):>10} {f(p.memory_pct, '.1f'):>6} "
-                     f"{f(p.compute_pct, '.1f'):>6} {f(p.dram_pct, '.2f'):>7} "
+        lines.append(f"{(p.cache or '-'):<6}{' ' if caches else ''}"[:7 if caches else 0]
+                     + f"{p.nvtx[:15] if nvtx else '':<{width}}{name:<44} {p.launches:>3} {f(p.duration_us, '.2f'):>10} "
+                     f"{f(p.memory_pct, '.1f'):>6} {f(p.compute_pct, '.1f'):>6} {f(p.dram_pct, '.2f'):>7} "
                      f"{f(None if p.dram_bytes is None else p.dram_bytes / 1e6, '.2f'):>9} "
                      f"{f(None if p.flop_per_s is None else p.flop_per_s / 1e9, '.1f'):>10} "
-                     f"{f(p.ai_dram, '.1f'):>8} {f(p.ai_l2, '.2f'):>7}  {p.bound or '-'}")
+                     f"{f(p.ai_dram, '.1f'):>8} {f(p.ai_l2, '.2f'):>7}  {p.bound or '-':<14} {unit_text(p)}")
     peak = next((p for p in profiles if p.peak_fp32_flop_per_s and p.peak_dram_bytes_per_s), None)
     if peak:
         lines.append(f"device peaks: FP32 {peak.peak_fp32_flop_per_s / 1e12:.1f} TFLOP/s, DRAM "
                      f"{peak.peak_dram_bytes_per_s / 1e12:.2f} TB/s (ridge "
                      f"{peak.peak_fp32_flop_per_s / peak.peak_dram_bytes_per_s:.1f} FLOP/byte)")
-    lines += [BOUND_RULE, "'-': the export lacks the metrics (profile with `make profile`, or "
+    lines += [BOUND_RULE, "GFLOP/s and AI count FP32 instructions (2·FFMA + FADD + FMUL), not the model's FLOPs: "
+              "tensor-core work is invisible to them, and exp or a division counts several",
+              "'-': the export lacks the metrics (profile with `make profile`, or "
               "export --page raw --print-units base)"]
+    if caches:
+        lines.append("cache: cold = ncu flushed the caches before each kernel (--cache-control all); warm = "
+                     "kernels back to back, caches kept (--cache-control none)")
     return "\n".join(lines)

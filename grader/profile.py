@@ -1,9 +1,19 @@
 """`make profile`: run Nsight Compute on the student's kernel and the references.
 
-Writes `<label>.ncu-rep` and its `--page details` / `--page raw` CSV exports (base
-units) into the submission's `profiles/` folder, then parses them (grader/ncu.py).
-Without `ncu` or a GPU it says so in one line and prints the exact commands to run on
-a GPU machine, and where to put the CSVs. Labels keep "before" and "after" apart.
+Two exports per label, each a `.ncu-rep` with its `--page details` / `--page raw` CSVs
+(base units) in the submission's `profiles/` folder, parsed by grader/ncu.py:
+
+- cold, `<label>*`: Nsight Compute's default `--cache-control all` flushes every cache
+  before each kernel, so each kernel reads its inputs from DRAM: what the AI model counts;
+- warm, `<label>_warm*`: `--cache-control none --replay-mode application`, the kernels back
+  to back as in a forward pass, each finding in L2 what the one before left there. Whole-
+  application replay (the program runs once per metric pass) keeps that true in every pass:
+  with kernel replay a kernel's later passes would find its own inputs cached by its first.
+
+The driver names its outer NVTX range after the export (`profile` / `profile_warm`), so
+the parser tells them apart from the data itself (grader/ncu.py: CACHE_RANGES). Without
+`ncu` or a GPU it says so in one line and prints the exact commands to run on a GPU
+machine, and where to put the CSVs. Labels keep "before" and "after" apart.
 """
 from __future__ import annotations
 
@@ -45,13 +55,22 @@ def profiles_dir(submission: Path) -> Path:
     return (submission if submission.is_dir() else submission.parent) / "profiles"
 
 
-def ncu_commands(driver_cmd: str, label: str, folder: str = "profiles") -> list[str]:
-    """The commands, as a student would type them on a GPU machine."""
-    sections = " ".join(f"--section {s}" for s in SECTIONS)
-    base = f"{folder}/{label}"
+WARM = "_warm"        # label suffix of the warm-pipeline export
+
+
+def ncu_args(warm: bool = False) -> list[str]:
+    """Nsight Compute's options for the cold (default) or the warm-pipeline export."""
+    cache = ["--cache-control", "none", "--replay-mode", "application"] if warm else []
+    return ["--clock-control", "none", *cache, "--nvtx", "--nvtx-include", "profile_warm/" if warm else "profile/",
+            *[a for s in SECTIONS for a in ("--section", s)], "--metrics", ",".join(METRICS)]
+
+
+def ncu_commands(driver_cmd: str, label: str, folder: str = "profiles", warm: bool = False) -> list[str]:
+    """The commands, as a student would type them on a GPU machine (cold, or with `warm` the
+    warm-pipeline export: its files carry the `_warm` suffix, its driver the --warm flag)."""
+    base = f"{folder}/{label}{WARM if warm else ''}"
     return [
-        f"ncu --clock-control none --nvtx --nvtx-include profile/ {sections} "
-        f"--metrics {','.join(METRICS)} -f -o {base} {driver_cmd}",
+        f"ncu {' '.join(ncu_args(warm))} -f -o {base} {driver_cmd}{' --warm' if warm else ''}",
         f"ncu -i {base}.ncu-rep --csv --page details --print-units base > {base}_details.csv",
         f"ncu -i {base}.ncu-rep --csv --page raw --print-units base > {base}_raw.csv",
     ]
@@ -67,11 +86,16 @@ def _find_ncu() -> str | None:
     return None
 
 
-def profile(submission: Path, cfg: Config, label: str = "after", timeout: float = 540) -> tuple[Path, list]:
-    """Profile the submission's `_CUDA_SRC` and the CUDA references; returns (folder, profiles)."""
+def profile(submission: Path, cfg: Config, label: str = "after", timeout: float = 540,
+            warm: bool = True) -> tuple[Path, list]:
+    """Profile the submission's `_CUDA_SRC` and the CUDA references: the cold export, then
+    (with `warm`) the warm-pipeline one; returns (folder, profiles of both)."""
     from .parse import parse
     if not re.fullmatch(r"[A-Za-z0-9_-]+", label):
         raise ProfileError(f"--label {label!r}: use letters, digits, '_' or '-' (e.g. before, after)")
+    if label.endswith(WARM):
+        raise ProfileError(f"--label {label!r}: labels ending in {WARM!r} are the warm exports make profile "
+                           "writes itself; pick another label")
     sub = parse(submission)
     if not sub.ok:
         raise ProfileError(sub.error)
@@ -82,26 +106,41 @@ def profile(submission: Path, cfg: Config, label: str = "after", timeout: float 
     ncu = _find_ncu()
     gpu = Path("/dev/nvidia0").exists() or shutil.which("nvidia-smi")
     if ncu is None or not gpu:
-        cmds = "\n  ".join(ncu_commands(f"python -m grader.profile_driver {submission}", label, str(out)))
+        driver = f"python -m grader.profile_driver {submission}"
+        cmds = "\n  ".join(ncu_commands(driver, label, str(out)) + ncu_commands(driver, label, str(out), warm=True))
         raise ProfileError(
             f"{'ncu (Nsight Compute) is not installed' if ncu is None else 'no GPU is visible'} here. "
-            f"On a GPU machine run `make profile SUBMISSION={submission}`, or by hand from the repo root:"
-            f"\n  {cmds}\nand keep the two CSVs in {out}/ (`python -m grader ncu {out}/*.csv` reads them).")
+            f"On a GPU machine run `make profile SUBMISSION={submission}`, or by hand from the repo root "
+            f"(the cold export, then the warm one):\n  {cmds}\nand keep the CSVs in {out}/ "
+            f"(`python -m grader ncu {out}/*.csv` reads them).")
     out.mkdir(parents=True, exist_ok=True)
+    files = _run(ncu, submission, cfg, out, label, timeout, warm=False)
+    if warm:
+        try:
+            files += _run(ncu, submission, cfg, out, label + WARM, timeout, warm=True)
+        except ProfileError as e:
+            raise ProfileError(f"the cold export is in {out}/{label}_*.csv; the warm one failed: {e}") from None
+    try:
+        return out, read_files(files[:2]) + (read_files(files[2:]) if files[2:] else [])
+    except NcuError as e:
+        raise ProfileError(f"the exported CSVs did not parse: {e}") from None
+
+
+def _run(ncu: str, submission: Path, cfg: Config, out: Path, label: str, timeout: float, warm: bool) -> list[Path]:
+    """One ncu run and its two CSV exports; returns [details, raw]."""
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     report = out / label
-    run = [ncu, "--clock-control", "none", "--nvtx", "--nvtx-include", "profile/",
-           *[a for s in SECTIONS for a in ("--section", s)], "--metrics", ",".join(METRICS),
-           "-f", "-o", str(report), sys.executable, "-m", "grader.profile_driver", str(Path(submission).resolve()),
-           cfg.source]
+    run = [ncu, *ncu_args(warm), "-f", "-o", str(report), sys.executable, "-m", "grader.profile_driver",
+           str(Path(submission).resolve()), cfg.source, *(["--warm"] if warm else [])]
     try:
         proc = subprocess.run(run, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
-        raise ProfileError(f"ncu ran longer than {timeout:g} s") from None
+        raise ProfileError(f"ncu ran longer than {timeout:g} s ({label})") from None
     (out / f"{label}_ncu.log").write_text(proc.stdout + proc.stderr)
     if proc.returncode != 0 or not report.with_suffix(".ncu-rep").exists():
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-8:])
         raise ProfileError(f"ncu failed (exit {proc.returncode}; log: {out}/{label}_ncu.log):\n{tail}")
+    files = []
     for page in ("details", "raw"):
         csv_path = out / f"{label}_{page}.csv"
         with open(csv_path, "w") as f:
@@ -109,7 +148,5 @@ def profile(submission: Path, cfg: Config, label: str = "after", timeout: float 
                                   "--print-units", "base"], stdout=f, stderr=subprocess.PIPE, text=True)
         if exp.returncode != 0:
             raise ProfileError(f"exporting {csv_path.name} failed: {exp.stderr.strip()[:300]}")
-    try:
-        return out, read_files([out / f"{label}_details.csv", out / f"{label}_raw.csv"])
-    except NcuError as e:
-        raise ProfileError(f"the exported CSVs did not parse: {e}") from None
+        files.append(csv_path)
+    return files

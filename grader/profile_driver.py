@@ -1,9 +1,11 @@
 """The program `make profile` runs under Nsight Compute (not imported by the grader).
 
-`python -m grader.profile_driver SUBMISSION [CONFIG]`: builds the student's kernel and the
-references through the grader's build path, calls each once to warm up (not profiled),
-then once per benchmark size inside NVTX ranges `profile` / `<kernel>_S<S>`, so that
-`ncu --nvtx --nvtx-include profile/` profiles exactly those calls.
+`python -m grader.profile_driver SUBMISSION [CONFIG] [--warm]`: builds the student's kernel
+and the references through the grader's build path, calls each once to warm up (not
+profiled), then once per benchmark size inside NVTX ranges `profile` / `<kernel>_S<S>`, so
+that `ncu --nvtx --nvtx-include profile/` profiles exactly those calls. With `--warm` the
+outer range is `profile_warm` instead: the warm-pipeline export (`--cache-control none`,
+grader/profile.py), which the parser tells apart by that name (grader/ncu.py).
 
 `python -m grader.profile_driver SUBMISSION --cpu [CONFIG]`: the same with `_CPP_SRC` and
 the C++ references, each called 5 times per size, for a CPU profiler
@@ -19,18 +21,20 @@ import torch
 from .check import make_inputs
 from .compile import compile_source, prepare
 from .config import DEFAULT_CONFIG, REPO_ROOT, load
+from .ncu import CACHE_RANGES
 from .parse import parse, parse_file
 
 REFERENCES = {"naive": "reference/naive.cu", "fused": "reference/fused.cu", "fused_opt": "reference/fused_tc.cu"}
+OUTER_RANGE = {cache: name for name, cache in CACHE_RANGES.items()}   # "cold" -> "profile", "warm" -> "profile_warm"
 CPU_REFERENCES = {"naive": "reference/naive.cpp", "fused": "reference/fused.cpp",
                   "fused_opt": "reference/fused_opt.cpp"}
 
 
 def main() -> None:
-    args = [a for a in sys.argv[1:] if a != "--cpu"]
-    cpu = "--cpu" in sys.argv[1:]
+    args = [a for a in sys.argv[1:] if a not in ("--cpu", "--warm")]
+    cpu, warm = "--cpu" in sys.argv[1:], "--warm" in sys.argv[1:]
     if not args:
-        sys.exit("usage: python -m grader.profile_driver SUBMISSION [--cpu] [CONFIG]")
+        sys.exit("usage: python -m grader.profile_driver SUBMISSION [--cpu] [--warm] [CONFIG]")
     cfg = load(args[1] if len(args) > 1 else DEFAULT_CONFIG)
     prepare()
     student = parse(args[0])
@@ -61,7 +65,7 @@ def main() -> None:
         for fn in kernels.values():
             fn(q, k, v)                     # warm-up, outside the profiled range
         torch.cuda.synchronize()
-        torch.cuda.nvtx.range_push("profile")
+        torch.cuda.nvtx.range_push(OUTER_RANGE["warm" if warm else "cold"])
         for name, fn in kernels.items():
             torch.cuda.nvtx.range_push(f"{name}_S{shape.S}")
             fn(q, k, v)

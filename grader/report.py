@@ -172,85 +172,6 @@ def _perf_chart(bench: list, path: Path, backend: str) -> None:
     plt.close(fig)
 
 
-def _student_totals(kernels: list, shape: tuple | None = None) -> dict:
-    """Time, DRAM %, AI of the student's kernels in one profile, summed over its kernels.
-    `make profile` exports: the `student_S<S>` ranges at the largest S; an export of the
-    student's own program (no such ranges): all its kernels. With `shape` = (B, H, D), a
-    student range whose FP32 counters missed most of the model's FLOPs (tensor cores,
-    grader/roofline.py) takes the model's FLOPs for its AI."""
-    from .ai_model import fused
-    from .roofline import COUNTED_SHARE_MIN
-    student = [p for p in kernels if (p.get("nvtx") or "").startswith("student")]
-    largest = None
-    if student:
-        largest = max(int(re.sub(r"\D", "", p["nvtx"].split("_S")[-1]) or 0) for p in student)
-        student = [p for p in student if p["nvtx"].endswith(f"_S{largest}")]
-    ks = student or kernels
-    us = [p["duration_us"] for p in ks]
-    if None in us or not us:
-        return {}
-    dram_pct = [p["dram_pct"] for p in ks]
-    flop, dram, l2 = ([p[k] for p in ks] for k in ("flop", "dram_bytes", "l2_bytes"))
-    model_flops = False
-    if shape and largest and None not in flop:
-        model = fused(shape[0], shape[1], largest, shape[2]).flops
-        if sum(flop) < COUNTED_SHARE_MIN * model:
-            flop, model_flops = [model], True
-    return {"us": sum(us), "kernels": len(ks), "model_flops": model_flops,
-            "dram_pct": None if None in dram_pct else sum(d * u for d, u in zip(dram_pct, us)) / sum(us),
-            "ai_dram": None if None in flop or None in dram or not sum(dram) else sum(flop) / sum(dram),
-            "ai_l2": None if None in flop or None in l2 or not sum(l2) else sum(flop) / sum(l2)}
-
-
-def profile_labels(profiles: list) -> list[str]:
-    """The labels of the profiles, in the order they are compared: `before` first, `after` last."""
-    return sorted({p.get("profile", "") for p in profiles}, key=lambda l: (l != "before", l == "after", l))
-
-
-def shown_profiles(profiles: list) -> list:
-    """What the profiler tables and the roofline show: the newest label's whole export (the
-    student and the references), plus the student's kernels of each earlier label, their
-    range named after the label (`before_student_S1024`). Every `make profile` export holds
-    the references too; showing them once keeps the tables and the model comparison right."""
-    labels = profile_labels(profiles)
-    if len(labels) < 2:
-        return profiles
-    shown = [p for p in profiles if p.get("profile", "") == labels[-1]]
-    for label in labels[:-1]:
-        mine = [p for p in profiles if p.get("profile", "") == label]
-        student = [p for p in mine if (p.get("nvtx") or "").startswith("student")]
-        shown += [dict(p, nvtx=f"{label}_{p['nvtx']}") if p.get("nvtx") else p for p in (student or mine)]
-    return shown
-
-
-def compare_profiles(profiles: list, shape: tuple | None = None) -> dict | None:
-    """Before/after of the student's kernels when profiles/ holds two labelled profiles
-    (`before` first if present): time, DRAM %, and the move on the roofline (AI)."""
-    labels = profile_labels(profiles)
-    if len(labels) < 2:
-        return None
-    first, last = labels[0], labels[-1]
-    a = _student_totals([p for p in profiles if p.get("profile", "") == first], shape)
-    b = _student_totals([p for p in profiles if p.get("profile", "") == last], shape)
-    if not a or not b:
-        return None
-    f = lambda x, spec: "-" if x is None else format(x, spec)  # noqa: E731
-    ratio = lambda x, y: "-" if not x or not y else f"{y / x:.2f}x"  # noqa: E731
-    marked = [lab for lab, t in ((first, a), (last, b)) if t["model_flops"]]
-    flops_note = f"; model FLOPs for {' and '.join(marked)} (tensor cores)" if marked else ""
-    return {"labels": (first, last), "rows": [
-        {"what": "time (sum of the kernels, us)", "before": f(a["us"], ".2f"), "after": f(b["us"], ".2f"),
-         "change": ratio(a["us"], b["us"])},
-        {"what": "kernels", "before": str(a["kernels"]), "after": str(b["kernels"]), "change": ""},
-        {"what": "DRAM % (time-weighted)", "before": f(a["dram_pct"], ".2f"), "after": f(b["dram_pct"], ".2f"),
-         "change": "-" if a["dram_pct"] is None or b["dram_pct"] is None else f"{b['dram_pct'] - a['dram_pct']:+.2f} points"},
-        {"what": f"AI at DRAM (FLOP/byte{flops_note})", "before": f(a["ai_dram"], ".1f"), "after": f(b["ai_dram"], ".1f"),
-         "change": ratio(a["ai_dram"], b["ai_dram"])},
-        {"what": f"AI at L2 (FLOP/byte{flops_note})", "before": f(a["ai_l2"], ".2f"), "after": f(b["ai_l2"], ".2f"),
-         "change": ratio(a["ai_l2"], b["ai_l2"])},
-    ]}
-
-
 def context(doc: dict, build: Path, profile_dir: Path | None = None, before: dict | None = None) -> dict:
     """Everything the template shows, computed and formatted here."""
     from .ai_model import fused, naive, total
@@ -273,44 +194,9 @@ def context(doc: dict, build: Path, profile_dir: Path | None = None, before: dic
         _perf_chart(bench, build / "perf.svg", doc["backend"])
     shape0 = bench[0] if bench else {"B": 1, "H": 8, "D": 64}
     sizes = [b["S"] for b in bench] or [128, 512, 1024]
-    ai_rows = []
-    for S in sizes:
-        ks = naive(shape0["B"], shape0["H"], S, shape0["D"])
-        for k in ks + [total("naive (total)", ks), fused(shape0["B"], shape0["H"], S, shape0["D"])]:
-            ai_rows.append({"S": S, "kernel": k.name, "gflop": f"{k.flops / 1e9:.4f}",
-                            "mb": f"{k.bytes_moved / 1e6:.2f}", "ai": f"{k.ai:.2f}"})
-    all_profiles = [p for p in doc.get("profiles", []) if not p.get("tool_kernel")]
-    profiles = shown_profiles(all_profiles)
-    short = lambda k: re.sub(r"^void\s+|<unnamed>::|\(anonymous namespace\)::", "", re.sub(r"\(.*", "", k))[:48]  # noqa: E731
-    sol_rows = [{"range": p.get("nvtx") or p.get("profile", ""), "kernel": short(p["kernel"]),
-                 "us": "-" if p["duration_us"] is None else f"{p['duration_us']:.2f}",
-                 "mem": "-" if p["memory_pct"] is None else f"{p['memory_pct']:.1f}",
-                 "sm": "-" if p["compute_pct"] is None else f"{p['compute_pct']:.1f}",
-                 "dram": "-" if p["dram_pct"] is None else f"{p['dram_pct']:.2f}",
-                 "bound": p["bound"] or "-"} for p in profiles]
-    roofline_svg, measured_rows, before_after, roofline_notes = None, [], None, []
-    if profiles:
-        from . import roofline
-        from .ncu import KernelProfile
-        kps = [KernelProfile.from_json(p) for p in profiles]
-        from .ai_model import compare
-        measured_rows = [{"range": r["range"], "kernels": r["kernels"],
-                          "dram": "-" if r["dram_bytes"] is None else f"{r['dram_bytes'] / 1e6:.2f}",
-                          "l2": "-" if r["l2_bytes"] is None else f"{r['l2_bytes'] / 1e6:.2f}",
-                          "naive": f"{r['model_naive_bytes'] / 1e6:.2f}", "fused": f"{r['model_fused_bytes'] / 1e6:.2f}"}
-                         for r in compare(kps, shape0["B"], shape0["H"], shape0["D"])]
-        shape = (shape0["B"], shape0["H"], shape0["D"])       # the shape `make profile` ran
-        before_after = compare_profiles(all_profiles, shape)
-        pts = roofline.gpu_points(kps, shape)
-        tc = roofline.tensor_core_ranges(kps, *shape)
-        if tc:
-            seen = ", ".join(f"{name} {counted / model:.0%}" for name, (counted, model) in tc.items())
-            roofline_notes.append(f"the FP32 counters saw only part of the model's FLOPs in {seen}: those "
-                                  "kernels multiply on tensor cores, which the counters do not count. Their "
-                                  "roofline points use the model's FLOPs over the range's measured time and bytes")
-        if pts:
-            roofline.chart(roofline.gpu_ceilings(kps), pts, build / "roofline.svg")
-            roofline_svg = lit("roofline.svg")
+    from .report_profiles import ai_context, profile_labels, profiler_context
+    shape = (shape0["B"], shape0["H"], shape0["D"])       # the shape `make profile` ran
+    profiler = profiler_context(doc, build, shape)
     cpu_roofline = None
     if doc["backend"] == "cpu" and doc.get("ceilings") and bench:
         from . import roofline
@@ -329,7 +215,7 @@ def context(doc: dict, build: Path, profile_dir: Path | None = None, before: dic
     checklist = [
         ("Correctness check passes for all configurations (max_err < %g)" % tol, all_pass),
         ("Benchmark table vs F.scaled_dot_product_attention at S = %s" % ", ".join(map(str, sizes)), bool(bench)),
-        ("Profiler evidence (before and after optimisation)", len({p.get("profile") for p in all_profiles}) >= 2),
+        ("Profiler evidence (before and after optimisation)", len(profile_labels(doc.get("profiles", []))) >= 2),
         ("Written report covering the four sections", len(answers) == 4),
     ]
     source_kind = "cuda" if doc["backend"] == "cuda" else "cpp"
@@ -349,10 +235,8 @@ def context(doc: dict, build: Path, profile_dir: Path | None = None, before: dic
                                                             f"expected {m['expected']:.6g}" for m in c.get("mismatches", [])]}
                    for c in checks],
         "perf_rows": perf_rows, "perf_unit": unit, "perf_chart": lit("perf.svg") if bench else None,
-        "ai_rows": ai_rows, "ai_B": shape0["B"], "ai_H": shape0["H"], "ai_D": shape0["D"],
-        "sol_rows": sol_rows, "roofline": roofline_svg, "shots": shots,
-        "measured_rows": measured_rows, "before_after": before_after,
-        "profile_notes": doc.get("profile_notes", []) + roofline_notes,
+        **ai_context(shape0, sizes), **profiler, "shots": shots,
+        "profile_notes": doc.get("profile_notes", []) + profiler["roofline_notes"],
         "answers": [(title, markdown_to_typst(answers[key]) if key in answers else None)
                     for key, title in zip(SECTION_KEYS, SECTIONS)],
         "source": lit(source), "source_lang": lit("cpp"), "has_source": bool(source),

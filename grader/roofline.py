@@ -1,10 +1,12 @@
 """Roofline: ceilings and points for the GPU (Nsight Compute) and the CPU, and the chart.
 
-GPU ceilings come from the peaks measured in the export (FORMATS.md §4: FP32 = 2 × FFMA
-peak/cycle × SM clock; DRAM and L2 peak bytes/cycle × their clocks); without them,
-from GPU_TABLE. CPU ceilings are measured on the machine (grader/native/cpu_ceilings.cpp:
-FMA-bound loop, STREAM triad) and cached. Points: each kernel at the DRAM and the L2
-level (GPU), or from the AI model's FLOPs and bytes and a measured time (CPU).
+GPU ceilings come from the theoretical peaks Nsight Compute writes into the export
+(FORMATS.md §4: FP32 = 2 × FFMA peak/cycle × SM clock; DRAM and L2 peak bytes/cycle × their
+clocks); without them, from GPU_TABLE. Ceilings per precision (FP32 FMA, 3xTF32, TF32), for
+the speed review flags: precision_ceilings. CPU ceilings are measured on the machine
+(grader/native/cpu_ceilings.cpp: FMA-bound loop, STREAM triad) and cached. Points: each
+kernel at the DRAM and the L2 level (GPU), or from the AI model's FLOPs and bytes and a
+measured time (CPU).
 """
 from __future__ import annotations
 
@@ -38,14 +40,41 @@ class Point:
 
 
 # Fallback ceilings (no peaks in the export). FP32 = SMs × 128 lanes × 2 × boost clock;
-# DRAM: datasheet bandwidth; L2: 32 B × 188 slices-cycles/cycle × 1.71 GHz, as Nsight
-# Compute measured on an H200 (FORMATS.md §4.4; H100 has the same L2).
+# DRAM: datasheet bandwidth; L2: Nsight Compute's theoretical L2→SM peak read from an H200
+# export (32 B × 188 lts2xbar cycles per L2 cycle × 1.71 GHz, FORMATS.md §4.4): a peak, not a
+# measured throughput. The H100 SXM row assumes the same L2 bandwidth (the same GH100 L2
+# slices and clock; not measured on an H100), though its L2 holds 50 MiB, not the H200's 60.
+HOPPER_SMS, HOPPER_BOOST_HZ = 132, 1.98e9       # H100 SXM and H200: SMs and maximum SM clock
 GPU_TABLE = {
-    "H200": Ceilings("NVIDIA H200", 132 * 128 * 2 * 1.98e9, {"DRAM": 4.8e12, "L2": 10.3e12},
+    "H200": Ceilings("NVIDIA H200", HOPPER_SMS * 128 * 2 * HOPPER_BOOST_HZ, {"DRAM": 4.8e12, "L2": 10.3e12},
                      "table: 132 SMs x 128 FP32 lanes x 2 x 1.98 GHz; DRAM 4.8 TB/s (datasheet)"),
-    "H100": Ceilings("NVIDIA H100 SXM", 132 * 128 * 2 * 1.98e9, {"DRAM": 3.35e12, "L2": 10.3e12},
+    "H100": Ceilings("NVIDIA H100 SXM", HOPPER_SMS * 128 * 2 * HOPPER_BOOST_HZ, {"DRAM": 3.35e12, "L2": 10.3e12},
                      "table: 132 SMs x 128 FP32 lanes x 2 x 1.98 GHz; DRAM 3.35 TB/s (datasheet)"),
 }
+L2_MIB = {"H200": 60, "H100": 50}      # L2 capacity (device attribute of the H200 exports: 62,914,560 B)
+
+# Dense FLOPs per SM per clock by compute capability and precision (a multiply-add = 2).
+# fp32: FP32 lanes × 2 (sm80: 64 lanes; sm86/sm89/sm90: 128). tf32: tensor cores, one TF32
+# product per fp32 product: 1,024 on sm80 (A100: 156 TFLOP/s = 108 SMs × 1,024 × 1.41 GHz),
+# 2,048 on sm90 (H100 SXM: 495 TFLOP/s dense = 132 × 2,048 × 1.83 GHz). 3xtf32: three TF32
+# products per fp32 product (big·big + big·small + small·big), a third of the TF32 rate.
+# Capabilities not listed have no tensor-core ceiling here (their review flag is not raised).
+FLOP_PER_SM_CLOCK = {
+    "8.0": {"fp32": 128, "tf32": 1024},
+    "8.6": {"fp32": 256},
+    "8.9": {"fp32": 256},
+    "9.0": {"fp32": 256, "tf32": 2048},
+}
+
+
+def precision_ceilings(sm_count: int, clock_hz: float, capability: str) -> dict:
+    """precision -> peak FLOP/s of one GPU ("fp32", "3xtf32", "tf32"; only those known for
+    its compute capability), from its SM count and clock."""
+    rates = FLOP_PER_SM_CLOCK.get(capability, {})
+    out = {name: sm_count * per_clock * clock_hz for name, per_clock in rates.items()}
+    if "tf32" in out:
+        out["3xtf32"] = out["tf32"] / 3
+    return out
 
 
 def gpu_ceilings(profiles: list, device: str = "H200") -> Ceilings:
@@ -57,7 +86,7 @@ def gpu_ceilings(profiles: list, device: str = "H200") -> Ceilings:
         bw = {"DRAM": max(dram)}
         if l2:
             bw["L2"] = max(l2)
-        return Ceilings(device, max(flop), bw, "measured by Nsight Compute (peaks in the export)")
+        return Ceilings(device, max(flop), bw, "Nsight Compute's theoretical peaks for this GPU (in the export)")
     return GPU_TABLE[device]
 
 
@@ -67,12 +96,18 @@ COUNTED_SHARE_MIN = 0.25
 MODEL_FLOPS = "model FLOPs"
 
 
+def of_cache(profiles: list, cache: str = "cold") -> list:
+    """The profiles of one cache state: "warm" (make profile's warm-pipeline export) or
+    "cold" (everything else: Nsight Compute's default flushes the caches before each kernel)."""
+    return [p for p in profiles if (getattr(p, "cache", "") == "warm") == (cache == "warm")]
+
+
 def tensor_core_ranges(profiles: list, B: int, H: int, D: int) -> dict:
     """range -> (counted FP32 FLOPs, model FLOPs) for the ranges whose counters saw less than
-    COUNTED_SHARE_MIN of the model's FLOPs (grader/ai_model.py: the fused count)."""
+    COUNTED_SHARE_MIN of the model's FLOPs (grader/ai_model.py: the two products, 4·B·H·S²·D)."""
     from .ai_model import fused, profile_ranges
     out = {}
-    for (_, S), ps in profile_ranges(profiles).items():
+    for (_, S), ps in profile_ranges(of_cache(profiles)).items():
         if any(p.flop is None or p.total_duration_us is None for p in ps):
             continue
         counted, model = sum(p.flop for p in ps), fused(B, H, S, D).flops
@@ -87,8 +122,10 @@ def gpu_points(profiles: list, shape: tuple | None = None) -> list[Point]:
     With `shape` = (B, H, D) of the profiled calls, a range whose FP32 counters missed most
     of the model's FLOPs (tensor_core_ranges) gets one point per level for the whole range
     instead: the model's FLOPs over the range's measured time and bytes, labelled
-    "(model FLOPs)". Its counter-based points would sit 10-20x too low."""
+    "(model FLOPs)". Its counter-based points would sit 10-20x too low. Only the cold
+    export is drawn (the one the model's bytes describe); a warm one is left out."""
     points = []
+    profiles = of_cache(profiles)
     tc = tensor_core_ranges(profiles, *shape) if shape else {}
     for name in tc:
         ps = [p for p in profiles if p.nvtx == name and not p.tool_kernel]
@@ -171,7 +208,7 @@ def _build_ceilings(root: Path, src: str):
 def cpu_points(bench: list[dict]) -> list[Point]:
     """Points for the CPU kernels of a results document's `bench` rows: FLOPs and bytes from
     the AI model (naive: its three passes; fused and the student: the fused count, a lower
-    bound on their traffic), performance = model FLOPs / measured median time."""
+    bound on their traffic), performance = model FLOPs (the two products) / measured median time."""
     from .ai_model import fused, naive, total
     models = {"student": lambda s: fused(*s), "naive": lambda s: total("naive", naive(*s)),
               "fused": lambda s: fused(*s), "fused_opt": lambda s: fused(*s)}

@@ -133,7 +133,12 @@ def _result(sub: Submission, cfg: Config, backend: str, reason: str, verdict: st
     flags = [f for src in sub.sources.values() for f in scan(src)]
     flags += [Flag(**f) for f in state.get("link_flags", [])]
     flags += audit_flags(state.get("audit")) + state_flags(state.get("state_changes", []))
-    flags += speed_flags(state.get("bench", []), state.get("system", {}))
+    from .config import ConfigError, load_precision
+    try:
+        precision = load_precision(cfg.source) if Path(cfg.source).is_file() else None
+    except ConfigError:
+        precision = None
+    flags += speed_flags(state.get("bench", []), state.get("system", {}), precision)
     flags += [Flag(**f) for f in state.get("judge_flags", [])]
     strict = [f for f in flags if f.tier == STRICT]
     before, before_message = None, None

@@ -7,10 +7,14 @@
 // output in registers, writes the output once. What changes is who multiplies:
 //
 //   fused.cu       CUDA cores, fp32 FMA              peak ~67 TFLOP/s on an H100/H200
-//   this file      tensor cores, mma.sync m16n8k8 TF32  peak ~495 TFLOP/s (dense)
+//   this file      tensor cores, mma.sync m16n8k8 TF32  peak ~495 TFLOP/s dense at the
+//                  datasheet's 1.83 GHz (~535 at 1.98 GHz); 3xTF32 a third of that
 //
-// TF32 keeps only 10 mantissa bits (error ~1e-3 relative): too coarse for the
-// 1e-4 bar. So every operand x is split into big = tf32(x) and small = tf32(x - big),
+// TF32 keeps 10 explicit mantissa bits: rounded to nearest an operand is off by up to
+// 2^-11 ≈ 4.9e-4 of its value (truncated, 2^-10). One TF32 product per fp32 product
+// passes the grading bar (max error < 1e-3) only narrowly on the course's inputs (the
+// handout's precision policy simulates it), and this reference is meant to match fp32.
+// So every operand x is split into big = tf32(x) and small = tf32(x - big),
 // and a·b is computed as big·big + big·small + small·big (3 tensor-core products;
 // the dropped small·small term is ~2^-22 relative, below fp32 rounding). That is
 // "3xTF32": fp32 accuracy at a third of the TF32 rate, still well above fp32 FMA.
@@ -30,8 +34,10 @@
 // writes its partial result (output divided by its own sum, plus the max m and sum l
 // of each row), and a small second kernel merges the splits of each row:
 //     out = Σ_i w_i o_i / Σ_i w_i,   w_i = l_i · 2^(m_i - max_j m_j)
-// Extra traffic: splits × (S×D + 2S) floats per head written and read once, which
-// stays in L2; the S×S matrix still never leaves the chip.
+// Extra traffic: splits × (S×D + 2S) floats per head written and read once (from L2
+// when the merge runs right after; in a cold profile, where Nsight Compute flushes the
+// caches before each kernel, the merge reads them from DRAM); the S×S matrix still
+// never leaves the chip.
 //
 // Fragment layouts (PTX ISA, mma.m16n8k8 .tf32): lane = 4·g + t (g = lane/4, t = lane%4)
 //   A (16×8, row): a0 = A[g][t], a1 = A[g+8][t], a2 = A[g][t+4], a3 = A[g+8][t+4]

@@ -11,8 +11,11 @@
 //
 // Global-memory traffic ~ 4·B·H·S² floats for the two S×S tensors (each written once
 // and read once) plus O(S·D) for q, k, v, out: at (1, 8, 1024, 64) the S×S tensors
-// are 32 MiB each. (On an H100/H200 they fit in the 50-60 MB L2, so much of that
-// traffic is served by L2 rather than DRAM: see the profiler.)
+// are 32 MiB each, 64 MiB together (scores and p are separate allocations). Whether a
+// kernel finds its input in L2 (60 MiB on an H200, 50 MiB on an H100) depends on the
+// profile: with Nsight Compute's default cache flush before each kernel, every kernel
+// reads its input from DRAM; run back to back, the S×S tensors can stay in L2 only
+// while they fit (see the handout, section 5: cold and warm caches).
 //
 // Kernels 1 and 3 are the same tiled matrix product: a block computes a 32×32 tile
 // of the output, staging 32×32 tiles of both operands in shared memory so each

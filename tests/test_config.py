@@ -69,3 +69,15 @@ def test_hidden_file_rejects_other_sections(tmp_path):
     hidden = _write(tmp_path, "[benchmark]\nB = 2\n", "hidden.toml")
     with pytest.raises(ConfigError, match="unknown section \\[benchmark\\]"):
         config.load(hidden=hidden)
+
+
+def test_precision_policy_loads_and_its_mistakes_name_themselves(tmp_path):
+    assert config.load_precision() == config.Precision(("fp32", "3xtf32", "tf32"))
+    assert config.load_precision().fastest == "tf32"
+    without = _write(tmp_path, _shipped_text().replace('allowed = ["fp32", "3xtf32", "tf32"]', ""), "d.toml")
+    assert config.load_precision(without) == config.Precision()          # the section is optional
+    narrow = _write(tmp_path, _shipped_text().replace('"fp32", "3xtf32", "tf32"', '"3xtf32", "fp32"'), "n.toml")
+    assert config.load_precision(narrow).allowed == ("fp32", "3xtf32") and config.load_precision(narrow).fastest == "3xtf32"
+    bad = _write(tmp_path, _shipped_text().replace('"fp32", "3xtf32", "tf32"', '"fp32", "bf16"'), "b.toml")
+    with pytest.raises(ConfigError, match=r"\[precision\] allowed = \['fp32', 'bf16'\] must be"):
+        config.load(bad)

@@ -67,8 +67,24 @@ def test_speed_flags():
     assert 60e12 < fp32_peak_flops(system) < 70e12
     fast = {"S": 1024, "slowdown": 0.05, "student_ms": 1e-4, "flops": 2_147_483_648}
     codes = {f.code for f in speed_flags([fast], system)}
-    assert codes == {"too_fast", "beyond_roofline"}
+    assert codes == {"too_fast"}              # 21 PFLOP/s, but no capability: no tensor-core ceiling known
     assert speed_flags([{"S": 1024, "slowdown": 0.9, "student_ms": 0.1, "flops": 2_147_483_648}], system) == []
+
+
+def test_beyond_roofline_uses_the_ceiling_of_the_fastest_allowed_precision():
+    """An honest 3xTF32 kernel at 100 TFLOP/s on an H200 is above the FP32 FMA peak (66.9) but
+    below the 3xTF32 ceiling (178): flagged only when the config allows fp32 alone."""
+    from grader.config import Precision
+    h200 = {"sm_count": 132, "clock_sm_max_mhz": "1980", "capability": "9.0"}
+    row = lambda tflops: {"S": 1024, "slowdown": 0.5, "flops": 2_147_483_648,  # noqa: E731
+                          "student_ms": 2_147_483_648 / (tflops * 1e12) * 1e3}
+    assert speed_flags([row(100)], h200) == []                                   # the shipped policy allows tf32
+    assert speed_flags([row(100)], h200, Precision(("fp32", "3xtf32"))) == []
+    (flag,) = speed_flags([row(100)], h200, Precision(("fp32",)))
+    assert flag.code == "beyond_roofline" and "100.0 TFLOP/s" in flag.detail and "FP32 FMA peak (66.9" in flag.detail
+    (flag,) = speed_flags([row(200)], h200, Precision(("fp32", "3xtf32")))
+    assert "3xTF32 tensor-core peak (178.4" in flag.detail
+    assert [f.code for f in speed_flags([row(600)], h200)] == ["beyond_roofline"]   # above TF32's 535
 
 
 def test_audit_tiers():

@@ -39,8 +39,8 @@ def test_gpu_points_at_two_levels_per_kernel():
 def test_cpu_points_use_the_ai_model():
     row = {"S": 1024, "B": 1, "H": 8, "D": 64, "student_ms": 80.0, "naive_ms": 130.0, "fused_ms": 70.0}
     points = {p.group: p for p in roofline.cpu_points([row])}
-    assert points["fused"].ai == pytest.approx(2_197_815_296 / 8_388_608)      # model FLOPs / bytes
-    assert points["naive"].flop_per_s == pytest.approx(2_197_815_296 / 0.130)
+    assert points["fused"].ai == pytest.approx(2_147_483_648 / 8_388_608)      # model FLOPs (4·B·H·S²·D) / bytes
+    assert points["naive"].flop_per_s == pytest.approx(2_147_483_648 / 0.130)
 
 
 def test_chart_is_an_svg_with_roofs_and_points(tmp_path):
@@ -102,3 +102,24 @@ def test_tensor_core_ranges_use_the_model_flops():
     assert not [p for p in points if p.group == "fused_opt" and "model FLOPs" not in p.label]
     assert len([p for p in points if p.group == "naive"]) == 18   # counters kept: 3 sizes x 3 kernels x 2 levels
     assert len(roofline.gpu_points(profiles)) == 42               # without the shape: every kernel's counters
+
+
+def test_precision_ceilings_of_an_h200():
+    """FP32 FMA, 3xTF32 and TF32 peaks from SMs x FLOPs per SM per clock x clock."""
+    c = roofline.precision_ceilings(132, 1.98e9, "9.0")
+    assert c["fp32"] == pytest.approx(66.9e12, rel=1e-3)            # 132 x 256 x 1.98 GHz
+    assert c["tf32"] == pytest.approx(535.3e12, rel=1e-3)           # 132 x 2,048 x 1.98 GHz
+    assert c["3xtf32"] == pytest.approx(c["tf32"] / 3)
+    assert roofline.precision_ceilings(132, 1.83e9, "9.0")["tf32"] == pytest.approx(494.7e12, rel=1e-3)  # datasheet
+    assert roofline.precision_ceilings(108, 1.41e9, "8.0")["fp32"] == pytest.approx(19.5e12, rel=1e-2)   # A100
+    assert roofline.precision_ceilings(10, 1e9, "7.5") == {}
+
+
+def test_the_roofline_draws_the_cold_export_only(tmp_path):
+    """A warm export (synthetic copy, outer range renamed) adds no points."""
+    text = (NCU / "references_h200_raw.csv").read_text().replace(":profile:", ":profile_warm:")
+    (tmp_path / "synthetic_warm_raw.csv").write_text(text)
+    both = read_files([NCU / "references_h200_raw.csv", tmp_path / "synthetic_warm_raw.csv"])
+    cold = read_files([NCU / "references_h200_raw.csv"])
+    assert roofline.gpu_points(both, (1, 8, 64)) == roofline.gpu_points(cold, (1, 8, 64))
+    assert len(roofline.of_cache(both, "warm")) == 21

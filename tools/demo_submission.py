@@ -39,6 +39,9 @@ def stage(kernel: Path, dest: Path) -> Path:
             for page in ("raw", "details"):
                 shutil.copy(REPO / "tests" / "fixtures" / "ncu" / f"{export}_{page}.csv",
                             dest / "profiles" / f"{label}_{page}.csv")
+                warm = REPO / "tests" / "fixtures" / "ncu" / f"{export}_warm_{page}.csv"
+                if warm.is_file():      # the warm-pipeline export of the same run, once one is measured
+                    shutil.copy(warm, dest / "profiles" / f"{label}_warm_{page}.csv")
     return dest
 
 

@@ -1,9 +1,13 @@
-"""Keep the handout's numbers equal to the config and the models they come from.
+"""Keep the documents' numbers equal to the config, the models and the fixtures.
 
-`assignment/README.md` holds blocks between `<!-- BEGIN generated:NAME -->` and
-`<!-- END generated:NAME -->`; this script writes them from assignment/config.toml,
-grader/ai_model.py and grader/roofline.py, so the configs, rubric, deadline, AI table
-and ridge points are quoted, never retyped.
+Three documents hold generated blocks: the handout (assignment/README.md) and NOTES
+(reference/NOTES.md) between `<!-- BEGIN generated:NAME -->` and `<!-- END generated:NAME -->`,
+the model answers (reference/report.md) between `[//]: # (BEGIN generated:NAME)` and
+`[//]: # (END generated:NAME)` (Markdown comments: invisible in the report PDF, whose
+Markdown reader drops HTML comments' protection). This script writes the blocks from
+assignment/config.toml, grader/ai_model.py, grader/roofline.py and the figures of
+tools/figures.py (the fixtures); tests/test_figures.py checks that no figure outside a
+block is typed by hand.
 
     python tools/handout.py            # rewrite the blocks in place
     python tools/handout.py --check    # exit 1 if a block is stale (tests/test_handout.py)
@@ -16,12 +20,30 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tools"))
 
+import figures as fig  # noqa: E402
 from grader import ai_model, config, roofline  # noqa: E402
 
 HANDOUT = REPO / "assignment" / "README.md"
-BLOCK = re.compile(r"(<!-- BEGIN generated:(\w+) -->\n)(.*?)(<!-- END generated:\2 -->)", re.S)
+ANSWERS = REPO / "reference" / "report.md"
+NOTES = REPO / "reference" / "NOTES.md"
+BLOCKS = {   # marker style -> regex: (start marker, name, body, end marker)
+    "html": re.compile(r"(<!-- BEGIN generated:(\w+) -->\n)(.*?)(<!-- END generated:\2 -->)", re.S),
+    "md": re.compile(r"(\[//\]: # \(BEGIN generated:(\w+)\)\n)(.*?)(\[//\]: # \(END generated:\2\))", re.S),
+}
+DOCS = {HANDOUT: "html", ANSWERS: "md", NOTES: "html"}
 
+
+def _mib(x: float) -> str:
+    return f"{x / 2**20:.0f} MiB"
+
+
+def _mb(x: float, digits: int = 2) -> str:
+    return f"{x / 1e6:.{digits}f} MB"
+
+
+# ---- the handout -----------------------------------------------------------------------------
 
 def _configs(cfg: config.Config) -> str:
     rows = ["| config | B | H | S | D |", "|---|---|---|---|---|"]
@@ -29,6 +51,31 @@ def _configs(cfg: config.Config) -> str:
     return "\n".join(rows) + (f"\n\nA config passes when max |out − truth| < **{cfg.tolerance:g}**, truth computed "
                               f"in float64 from fresh inputs (standard normal, public seed {cfg.seed}; the "
                               "instructor may use hidden configs and a secret seed).\n")
+
+
+def _precision(path: Path) -> str:
+    cfg, policy = config.load(path), config.load_precision(path)
+    m = fig.TF32_MANTISSA_BITS
+    names = {"fp32": "FP32 FMA on the CUDA cores", "3xtf32": "3xTF32 on the tensor cores",
+             "tf32": "TF32 on the tensor cores"}
+    rows = ["| arithmetic of the two products | max error over the configs and seeds | within the tolerance? |",
+            "|---|---|---|"]
+    for name, (lo, hi) in fig.precision_errors().items():
+        verdict = ("yes" if hi < cfg.tolerance / 2 else
+                   f"yes here, by {cfg.tolerance / hi:.1f}x: a hidden config or seed may not" if hi < cfg.tolerance else
+                   "no" if lo >= cfg.tolerance else "on some inputs only")
+        rows.append(f"| {name} | {lo:.1e} to {hi:.1e} | {verdict} |")
+    return (f"Your kernel returns float32 (section 2), and one rule holds for every submission, enforced the "
+            f"same way: max |out − truth| < {cfg.tolerance:g} on every config, the hidden ones and their secret "
+            "seed included. The grader does not inspect how you computed. Allowed inside the kernel: "
+            f"{'; '.join(names[a] for a in policy.allowed)}. What each costs in accuracy, simulated "
+            f"(`tools/figures.py`: the products' operands rounded, fp32 sums and softmax, float64 truth, the "
+            f"public configs with seeds {min(fig.SEEDS)} to {max(fig.SEEDS)}):\n\n" + "\n".join(rows) +
+            f"\n\nTF32 keeps {m} explicit mantissa bits: rounding to nearest is off by at most 2^-{m + 1} ≈ "
+            f"{2.0 ** -(m + 1):.1e} of the value, truncation by 2^-{m} ≈ {2.0 ** -m:.1e}. 3xTF32 splits each operand into two "
+            "TF32 parts and adds three of their products: fp32-like accuracy at a third of the TF32 rate. The "
+            "review flag `beyond_roofline` fires only above the peak of the fastest allowed arithmetic on the "
+            "grading GPU (section 5), so a tensor-core kernel is not flagged for beating the FP32 FMA peak.\n")
 
 
 def _benchmark(cfg: config.Config) -> str:
@@ -74,62 +121,336 @@ def _deadline(path: Path) -> str:
             f"costs {d.penalty_per_day:.0%} of the score; later than {d.max_late_days:g} days scores 0.\n")
 
 
+def _ncu() -> str:
+    from grader.profile import ncu_commands
+    driver = "python -m grader.profile_driver student_template/attention.py"
+    cold = ncu_commands(driver, "before", "student_template/profiles")
+    warm = ncu_commands(driver, "before", "student_template/profiles", warm=True)
+    return ("```sh\n# cold: ncu's default flushes every cache before each kernel\n" + "\n".join(cold) +
+            "\n# warm: caches kept, the kernels back to back (the whole program is replayed per metric pass)\n"
+            + "\n".join(warm) + "\n```\n")
+
+
+def _flops() -> str:
+    B, H, D, _ = fig.bench_shape()
+    return ("**One FLOP convention** for the whole course: FLOPs are the two matrix products, a multiply-add "
+            "counting 2. Per head Q Kᵀ is 2·S²·D and P V is 2·S²·D, so 4·B·H·S²·D in all: the benchmark's "
+            "TFLOP/s, the AI model, the roofline and the review flags all count this. The softmax's operations "
+            "(the scale, in the scores kernel, then max, subtract, exp, sum and divide, the softmax kernel's "
+            "five) are counted apart as *other operations*, never as FLOPs: at D = "
+            f"{D} they would add 6/(4·D) = {600 / (4 * D):.1f}%. A profiler counts something else again "
+            "(below: Nsight Compute counts FP32 instructions).\n")
+
+
 def _ai(cfg: config.Config) -> str:
     b = cfg.bench_shapes[0]
-    rows = ["| S | kernel | GFLOP | MB moved | AI (FLOP/byte) |", "|---|---|---|---|---|"]
+    rows = ["| S | kernel | GFLOP | other Gops | MB read | MB written | AI (FLOP/byte) |", "|---|---|---|---|---|---|---|"]
     for r in ai_model.table([(b.B, b.H, s.S, b.D) for s in cfg.bench_shapes]):
-        rows.append(f"| {r['S']} | {r['kernel']} | {r['flops'] / 1e9:.4f} | {r['bytes'] / 1e6:.2f} | {r['ai']:.2f} |")
+        rows.append(f"| {r['S']} | {r['kernel']} | {r['flops'] / 1e9:.4f} | {r['other_ops'] / 1e9:.4f} | "
+                    f"{r['reads'] / 1e6:.2f} | {r['writes'] / 1e6:.2f} | {r['ai']:.2f} |")
     t = ai_model.trend([s.S for s in cfg.bench_shapes], b.B, b.H, b.D)
-    return ("\n".join(rows) + f"\n\n(B = {b.B}, H = {b.H}, D = {b.D}, fp32; each tensor moved once per kernel, "
-            "caches ignored; a multiply-add is 2 FLOPs; the softmax's max, subtract, exp, sum and divide "
-            f"count 1 FLOP each per score.) From S = {t['S'][0]} to {t['S'][1]} the naive total goes from "
-            f"{t['naive_ai'][0]:.2f} to {t['naive_ai'][1]:.2f} FLOP/byte (×{t['naive_factor']:.2f}) and the "
-            f"fused kernel from {t['fused_ai'][0]:.2f} to {t['fused_ai'][1]:.2f} (×{t['fused_factor']:.2f}).\n")
+    lim = ai_model.limits(b.D)
+    rows_q = fig.reference_block_rows()
+    tiled = ai_model.fused_tiled(b.B, b.H, 1 << 20, b.D, rows_q).ai
+    return ("\n".join(rows) + f"\n\n(B = {b.B}, H = {b.H}, D = {b.D}, fp32; each tensor read and written once per "
+            "kernel, caches ignored.) From S = "
+            f"{t['S'][0]} to {t['S'][1]} the naive total goes from {t['naive_ai'][0]:.2f} to {t['naive_ai'][1]:.2f} "
+            f"FLOP/byte (×{t['naive_factor']:.2f}), on its way to D/e = {lim['naive']:g}; its scores and P V kernels "
+            f"tend to 2·D/e = {lim['scores']:g} each, and its softmax kernel has no FLOPs at any S "
+            f"({lim['softmax_ops_per_byte']:.3f} other operations per byte). The fused kernel goes from "
+            f"{t['fused_ai'][0]:.2f} to {t['fused_ai'][1]:.2f} (×{t['fused_factor']:.2f}): S/e, but only while its "
+            "re-reads of K and V hit in cache. A tiled kernel reads K and V once per block of query rows; if "
+            f"every such re-read came from DRAM, the {rows_q}-row blocks of `reference/fused.cu` would level off "
+            f"at 2·{rows_q}/e = {tiled:.0f} FLOP/byte (FlashAttention's Θ(S²·D²/M) traffic for M elements of "
+            "on-chip memory).\n")
 
 
-def _roofline() -> str:
+def _roofline(path: Path) -> str:
     rows = ["| GPU | FP32 peak | DRAM | ridge (DRAM) | L2 | ridge (L2) |", "|---|---|---|---|---|---|"]
     for c in roofline.GPU_TABLE.values():
         dram, l2 = c.bandwidth_bytes_per_s["DRAM"], c.bandwidth_bytes_per_s["L2"]
         rows.append(f"| {c.device} | {c.peak_flop_per_s / 1e12:.1f} TFLOP/s | {dram / 1e12:.2f} TB/s | "
                     f"{c.ridge('DRAM'):.1f} FLOP/byte | {l2 / 1e12:.1f} TB/s | {c.ridge('L2'):.1f} FLOP/byte |")
-    return "\n".join(rows) + ("\n\n(FP32 = SMs × 128 lanes × 2 FLOPs × 1.98 GHz boost clock; DRAM from the datasheet; "
-                              "L2 as Nsight Compute measured it on an H200. `make profile` uses the peaks Nsight "
-                              "Compute reports for your GPU instead.)\n")
+    sms, hz = roofline.HOPPER_SMS, roofline.HOPPER_BOOST_HZ
+    peaks = roofline.precision_ceilings(sms, hz, "9.0")
+    allowed = config.load_precision(path).allowed
+    ceil = " · ".join(f"{name} {peaks[key] / 1e12:.1f} TFLOP/s" for key, name in
+                      (("fp32", "FP32 FMA"), ("3xtf32", "3xTF32"), ("tf32", "TF32")))
+    return ("\n".join(rows) + "\n\n(FP32 = SMs × 128 lanes × 2 FLOPs × 1.98 GHz boost clock; DRAM from the "
+            "datasheet; L2 is Nsight Compute's theoretical L2→SM peak read from an H200 export, assumed the same on "
+            f"the H100's GH100, not measured there. L2 capacity: {roofline.L2_MIB['H200']} MiB on the H200, "
+            f"{roofline.L2_MIB['H100']} MiB on the H100. `make profile` uses the peaks Nsight Compute reports for "
+            f"your GPU instead.) Tensor cores have their own roofs: on either GPU ({sms} SMs, {hz / 1e9:.2f} GHz) "
+            f"{ceil} (dense TF32: {roofline.FLOP_PER_SM_CLOCK['9.0']['tf32']:,} FLOPs per SM per clock; 3xTF32 "
+            "a third of it). The review flag uses the roof of the fastest allowed "
+            f"arithmetic ({', '.join(allowed)}).\n")
 
 
-def _ncu() -> str:
-    from grader.profile import ncu_commands
-    cmds = ncu_commands("python -m grader.profile_driver student_template/attention.py", "before",
-                        "student_template/profiles")
-    return "```sh\n" + "\n".join(cmds) + "\n```\n"
+def _villain() -> str:
+    B, H, D, sizes = fig.bench_shape()
+    S = max(sizes)
+    scores, softmax, weighted = fig.model_naive(S)
+    ss_traffic = scores.bytes_written["scores"] + softmax.bytes_moved + weighted.bytes_read["p"]
+    total = ai_model.total("naive", [scores, softmax, weighted]).bytes_moved
+    return (f"**Why the S × S matrix is the villain.** At S = {S} and {H} heads one S × S tensor is "
+            f"{_mib(scores.bytes_written['scores'])}, and the naive version writes and reads two of them (scores, "
+            f"then P): {_mb(ss_traffic, 1)} of its {_mb(total, 1)} of traffic. The softmax kernel does no FLOPs, "
+            f"{ai_model.limits(D)['softmax_ops_per_byte']:.3f} other operations per byte whatever S is: by the model it "
+            "sits far left of any ridge (the profiler shows it does not even reach the memory roof: below). "
+            "Fusion removes that traffic, which is why the fused kernel's AI grows with S.\n")
 
 
-def blocks(path: Path = config.DEFAULT_CONFIG) -> dict[str, str]:
+def _sol() -> str:
+    sc = fig.kernel("naive_S1024", "scores_kernel")
+    pv = fig.kernel("naive_S1024", "weighted_sum_kernel")
+    sm = fig.kernel("naive_S1024", "softmax_rows_kernel")
+    opt = [p for p in fig.range_kernels("fused_opt_S1024")]
+    fu = fig.kernel("fused_S1024", "fused_attention_kernel")
+    from grader.ncu import LATENCY_PCT, LIMITER_PCT
+    fma = fig.kernel_metric("naive_S1024", "scores_kernel", "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_elapsed")
+    peak = fig.fp32_peak()
+    S = 1024
+    _, H, D, _ = fig.bench_shape()
+    per_score = sm.flop / (H * S * S)
+    model_opt = ai_model.fused(1, H, S, D).flops
+    counted_opt = sum(p.flop for p in opt)
+    return (
+        "Speed of Light shows two percentages, each the busiest unit of its side as a share of that unit's peak "
+        "(`python -m grader ncu profiles/*.csv` names the unit). The examples are the references at S = 1024 "
+        "(`tests/fixtures/ncu/references_h200_*.csv`, an H200, the cold export):\n\n"
+        "- **SM % (Compute (SM) Throughput)**: the busiest of the SM's units, the instruction issue slots or one "
+        "pipe (FMA, ALU, LSU, tensor, …). It is not the FLOP rate. The naive scores kernel shows SM "
+        f"{sc.compute_pct:.1f}%: its {sc.sm_unit} are busy {sc.compute_pct:.1f}% of the time (five shared-memory "
+        f"loads for every four FMAs), its FMA pipe {fma:.1f}%, and its FP32 rate is {sc.flop_per_s / peak:.1%} of "
+        f"the peak ({sc.flop_per_s / 1e12:.1f} of {peak / 1e12:.1f} TFLOP/s).\n"
+        f"- **Memory %** (Memory Throughput): the busiest memory unit, L1, L2 or DRAM. The same kernel's "
+        f"{sc.memory_pct:.1f}% is {sc.memory_unit}; its DRAM Throughput is {sc.dram_pct:.2f}%. The P V kernel's "
+        f"{pv.memory_pct:.1f}% is {pv.memory_unit} too, with DRAM at {pv.dram_pct:.2f}%.\n"
+        f"- **Bound**, Nsight Compute's own rule (its SOLBottleneck rule; the details export prints its verdict): a "
+        f"side at {LIMITER_PCT:g}% or more limits (compute- or memory-bound: look at that unit); both below "
+        f"{LATENCY_PCT:g}% is latency-bound (nothing is busy: too little parallel work, or too few warps to hide "
+        "the waits; \"grid too small\" when the grid fills less than one wave of the SMs); in between, balanced. "
+        f"The scores kernel ({sc.memory_pct:.1f}% and {sc.compute_pct:.1f}%) is balanced: ncu says \"{sc.ncu_verdict}\", "
+        f"not compute-bound on a {abs(sc.compute_pct - sc.memory_pct):.1f}-point lead. The simple fused kernel "
+        f"({fu.memory_pct:.1f}% / {fu.compute_pct:.1f}%) is latency-bound: its grid fills {fu.waves_per_sm:.2f} of a "
+        "wave.\n"
+        "- **The profiler's FLOPs are not the model's.** Nsight Compute counts FP32 instructions (2·FFMA + FADD + "
+        f"FMUL). The softmax kernel executes {per_score:.1f} of them per score where the model counts no FLOPs and "
+        "five other operations: it evaluates `expf` twice per score, and each `expf` is a handful of FFMA/FADD "
+        "instructions around one MUFU.EX2 (which these counters do not see). So its profiler AI "
+        f"({sm.ai_dram:.1f} FLOP/byte at DRAM, {sm.ai_l2:.2f} at L2) has nothing to do with the model's. "
+        f"Tensor-core products count nothing: the fused_opt reference's counters see {counted_opt / model_opt:.1%} "
+        "of the model's FLOPs (the report then plots it with the model's FLOPs).\n")
+
+
+def _l2() -> str:
+    B, H, D, sizes = fig.bench_shape()
+    lines = []
+    for S in sizes[-2:]:
+        sm, pv = fig.kernel(f"naive_S{S}", "softmax_rows_kernel"), fig.kernel(f"naive_S{S}", "weighted_sum_kernel")
+        model = fig.model_naive(S)
+        lines.append((S, sm.dram_bytes_read, model[1].reads, pv.dram_bytes_read, model[2].reads))
+    (s1, sm1, m1, _, _), (s2, sm2, m2, pv2, mpv2) = lines
+    naive = fig.range_kernels(f"naive_S{s2}")
+    written = sum(p.dram_bytes_write for p in naive)
+    model_w = ai_model.total("n", fig.model_naive(s2)).writes
+    l2 = fig.l2_mib()
+    two = [2 * fig.model_naive(S)[0].bytes_written["scores"] for S in (s1, s2)]
+    return (
+        "**Cold and warm caches: where the S × S tensors live.** `make profile` records two exports. The cold "
+        "one is Nsight Compute's default (`--cache-control all`): every cache is flushed before each kernel, so "
+        "each kernel reads its inputs from DRAM, which is exactly what the model counts. In the references' cold "
+        f"export the softmax kernel reads {_mb(sm1)} from DRAM at S = {s1} and {_mb(sm2)} at S = {s2}: the scores "
+        f"tensor ({_mb(m1)} and {_mb(m2)} in the model); P V reads {_mb(pv2)} at S = {s2} (P and V: {_mb(mpv2)}). "
+        "What the cold export shows below the model is writes: a kernel's output can still sit in L2 when the "
+        f"kernel ends and reach DRAM later, outside it (the naive kernels at S = {s2} wrote {_mb(written, 1)} of "
+        f"the model's {_mb(model_w, 1)}).\n\n"
+        "The warm export (`--cache-control none`, the kernels back to back as in a real forward pass) is where L2 "
+        "can help: a kernel finds in L2 what the previous one wrote, if it is still there. The naive reference "
+        f"allocates scores and P separately: {_mib(two[0])} of S × S tensors at S = {s1}, {_mib(two[1])} at "
+        f"S = {s2}, against the H200's {l2:.0f} MiB of L2 ({roofline.L2_MIB['H100']} MiB on an H100). Expect its "
+        f"softmax and P V kernels to read most of their input from L2 at S = {s1}, where both tensors fit with "
+        f"room to spare; at S = {s2} they no longer fit together, so expect more of it to come from DRAM (how much "
+        "more is what the warm export measures). The fused kernel never writes an S × S tensor and needs "
+        "neither. Check it on your own exports: `python -m "
+        "grader ai --compare profiles/*.csv` and the report put the model's reads and writes beside both "
+        "exports' DRAM bytes (and the L2→SM reads, which count reads only).\n")
+
+
+# ---- the model answers (reference/report.md) ------------------------------------------------
+
+def _answer_bound() -> str:
+    B, H, D, sizes = fig.bench_shape()
+    lo, hi = min(sizes), max(sizes)
+    c = roofline.gpu_ceilings(list(fig.fixture()))
+    sc, pv, sm = (fig.kernel(f"naive_S{hi}", k) for k in ("scores_kernel", "weighted_sum_kernel", "softmax_rows_kernel"))
+    fu = fig.kernel(f"fused_S{hi}", "fused_attention_kernel")
+    tc = fig.kernel(f"fused_opt_S{hi}", "fused_tc_kernel")
+    opt_us = fig.range_us(f"fused_opt_S{hi}")
+    warps = int(fig.kernel_metric(f"fused_S{hi}", "fused_attention_kernel", "launch__block_size")) // 32
+    model = ai_model.fused(B, H, hi, D)
+    t = ai_model.table([(B, H, s, D) for s in (lo, hi)])
+    ai = {(r["S"], r["kernel"]): r["ai"] for r in t}
+    return (
+        "The answer differs per kernel, and the arithmetic-intensity table says which before the profiler does. "
+        f"On the H200's roofline (Nsight Compute's peaks in the export) the DRAM ridge is "
+        f"{c.ridge('DRAM'):.1f} FLOP/byte ({c.peak_flop_per_s / 1e12:.1f} TFLOP/s ÷ "
+        f"{c.bandwidth_bytes_per_s['DRAM'] / 1e12:.2f} TB/s) and the L2 ridge {c.ridge('L2'):.1f}. Profiler figures "
+        f"below are the references' cold export at S = {hi} (tests/fixtures/ncu, reference/NOTES.md §5).\n\n"
+        f"- *Scores* (q kᵀ/√D) and *p v*: {ai[(lo, 'scores = q kᵀ/√D')]:.2f} FLOP/byte at S = {lo} and "
+        f"{ai[(hi, 'scores = q kᵀ/√D')]:.2f} at S = {hi} in the model, right of the DRAM ridge: compute-bound if the "
+        f"kernels were perfect. They are not: the scores kernel shows SM {sc.compute_pct:.1f}% ({sc.sm_unit}) and "
+        f"Memory {sc.memory_pct:.1f}% ({sc.memory_unit}), which Nsight Compute calls balanced, while its FP32 rate is "
+        f"{sc.flop_per_s / c.peak_flop_per_s:.1%} of the peak; p v shows Memory {pv.memory_pct:.1f}% "
+        f"({pv.memory_unit}) with DRAM at {pv.dram_pct:.2f}%, balanced too. Both are limited by how they feed the "
+        "FMA units from shared memory, not by DRAM.\n"
+        f"- *Softmax*: no FLOPs in the model (five operations per score, {ai_model.limits(D)['softmax_ops_per_byte']:.3f} "
+        f"per byte): far left of any ridge. The profiler finds it latency-bound (SM {sm.compute_pct:.1f}%, "
+        f"{sm.sm_unit}; Memory {sm.memory_pct:.1f}%, {sm.memory_unit}): each block walks its row three times with "
+        f"a block-wide reduction between the passes, so it waits on barriers and loads rather than on bandwidth. Its profiler AI ({sm.ai_dram:.1f} FLOP/byte at DRAM) counts "
+        f"{sm.flop / (H * hi * hi):.1f} FP32 instructions per score (two `expf` each), not the model's FLOPs.\n"
+        f"- *Fused*: {ai[(lo, 'fused')]:.2f} FLOP/byte at S = {lo} and {ai[(hi, 'fused')]:.2f} at S = {hi}: "
+        f"compute-bound in the model. The simple fused kernel measures Memory {fu.memory_pct:.1f}% "
+        f"({fu.memory_unit}) and SM {fu.compute_pct:.1f}% ({fu.sm_unit}): latency-bound, its "
+        f"grid filling {fu.waves_per_sm:.2f} of a "
+        f"wave (one {warps}-warp block per SM: too few warps to hide the latency of its loads). The optimised one "
+        f"does its products on the {tc.sm_unit} ({tc.compute_pct:.1f}% busy), which the FP32 roofline does "
+        f"not show: its two kernels take {opt_us:.1f} µs in the profile, {model.flops / (opt_us * 1e-6) / 1e12:.1f} "
+        "TFLOP/s of model FLOPs, still latency-bound (reference/NOTES.md §5).\n\n"
+        "On the CPU the same reasoning holds with the CPU's ridge (the report's CPU roofline measures it).\n")
+
+
+def _answer_gap() -> str:
+    import json
+    doc = json.loads((fig.RESULTS / "gpu_fused_h200.json").read_text())
+    row = max(doc["bench"], key=lambda r: r["S"])
+    sdpa = row["flops"] / (row["sdpa_ms"] * 1e-3)
+    sysm = doc["system"]
+    peaks = roofline.precision_ceilings(int(sysm["sm_count"]), float(sysm["clock_sm_max_mhz"]) * 1e6, sysm["capability"])
+    return (
+        "The slowdown factors are in the performance table (yours ÷ SDPA per S). The naive version pays for the "
+        "S × S traffic; the simple fused kernel removes it but still does its two products with one multiply-add "
+        "per loaded value. What PyTorch's SDPA does in fp32: it picks the memory-efficient attention kernel "
+        "(CUTLASS, `fmha_cutlassF_f32…_sm80`), which on sm80 and later does its products on the tensor cores with "
+        "the 3xTF32 split (PyTorch's `mem_eff_attention/gemm_kernel_utils.h`: `OpMultiplyAddFastF32` for float), "
+        "blocked so that each loaded tile is reused many times, with vectorised loads, conflict-free shared "
+        "memory and a fast exp. So its roof is the 3xTF32 one, not the FP32 FMA peak: in the H200 grade in "
+        f"tests/fixtures/results (S = {row['S']}) SDPA took {row['sdpa_ms'] * 1e3:.1f} µs, {sdpa / 1e12:.1f} TFLOP/s: "
+        f"{sdpa / peaks['fp32']:.0%} of the FP32 FMA peak and {sdpa / peaks['3xtf32']:.0%} of the 3xTF32 one: "
+        "at this small size it is far below either roof too. The optimised references do the same things "
+        "(register-blocked micro-kernels on the CPU, 3xTF32 tensor cores on the GPU). On the GPU SDPA picks a "
+        "kernel per shape (its backend is recorded in the results).\n")
+
+
+def _answer_length() -> str:
+    B, H, D, sizes = fig.bench_shape()
+    lo, hi = min(sizes), max(sizes)
+    t = ai_model.trend([lo, hi], B, H, D)
+    lim = ai_model.limits(D)
+    ks = fig.model_naive(hi)
+    tot = ai_model.total("n", ks)
+    ss_traffic = ks[0].bytes_written["scores"] + ks[1].bytes_moved + ks[2].bytes_read["p"]
+    l2 = fig.l2_mib()
+    big_s, big_h = 32 * 1024, 32
+    return (
+        f"For the naive implementation AI *rises* with S, it does not fall: S·D / (e·(S + D)) grows from "
+        f"{t['naive_ai'][0]:.2f} FLOP/byte at S = {lo} to {t['naive_ai'][1]:.2f} at S = {hi} and approaches D/e = "
+        f"{lim['naive']:g} (its scores and p v kernels each approach 2·D/e = {lim['scores']:g}; the softmax kernel "
+        "has no FLOPs at any S). What grows badly is the traffic and the memory: 4·e·(S·D + S²) bytes, dominated "
+        f"by S² ({_mb(ss_traffic, 1)} of {_mb(tot.bytes_moved, 1)} at S = {hi}, {H} heads). Where those bytes live "
+        f"depends on the cache: in a cold profile every kernel reads its input from DRAM; kernels back to back "
+        f"find it in L2 only while it fits, and at S = {hi} the naive reference's two S × S tensors "
+        f"({_mib(2 * ks[0].bytes_written['scores'])}) already exceed the H200's {l2:.0f} MiB of L2. At S = "
+        f"{2 * hi} one tensor is {_mib(ai_model.naive(B, H, 2 * hi, D)[0].bytes_written['scores'])}, and at long "
+        f"context the S² memory itself becomes the limit (S = {big_s // 1024}k, {big_h} heads: "
+        f"{ai_model.naive(1, big_h, big_s, D)[0].bytes_written['scores'] / 2**30:.0f} GiB for one layer's scores). "
+        "That is why long-context models use fused attention.\n")
+
+
+def _answer_fusion() -> str:
+    import json
+    B, H, D, sizes = fig.bench_shape()
+    hi = max(sizes)
+    nv, fu = ai_model.total("n", fig.model_naive(hi)), ai_model.fused(B, H, hi, D)
+    naive_l2 = [fig.kernel(f"naive_S{hi}", k).ai_l2 for k in ("scores_kernel", "softmax_rows_kernel", "weighted_sum_kernel")]
+    fk = fig.kernel(f"fused_S{hi}", "fused_attention_kernel")
+    opt = sorted(fig.range_kernels(f"fused_opt_S{hi}"), key=lambda p: -p.duration_us)
+    cpu = max(json.loads((fig.RESULTS / "cpu_fused.json").read_text())["bench"], key=lambda r: r["S"])
+    return (
+        f"Fusion removes the S × S tensors from memory: the model's bytes at S = {hi} drop from "
+        f"{_mb(nv.bytes_moved, 1)} to {_mb(fu.bytes_moved)} ({nv.bytes_moved / fu.bytes_moved:.0f}x), and AI rises "
+        f"from {nv.ai:.2f} to {fu.ai:.0f} FLOP/byte, the same factor to the right on the roofline. In the "
+        f"references' cold profiles (H200, S = {hi}) the naive kernels sit at {min(naive_l2):.2f} to "
+        f"{max(naive_l2):.2f} FLOP/byte at the L2 level (FP32 instructions over L2→SM bytes) and the fused kernel at "
+        f"{fk.ai_l2:.1f}; the time-weighted DRAM % of the three naive kernels is {fig.time_weighted_dram_pct(f'naive_S{hi}'):.1f}% "
+        f"against {fk.dram_pct:.2f}% for the fused one. Execution time in the profile: the naive pipeline's three "
+        f"kernels {fig.range_us(f'naive_S{hi}'):.1f} µs together, the simple fused kernel {fk.duration_us:.1f} µs, "
+        f"the optimised one {fig.range_us(f'fused_opt_S{hi}'):.1f} µs ({opt[0].duration_us:.1f} µs plus "
+        f"{opt[1].duration_us:.1f} µs to merge its key splits). On the CPU (the grade in tests/fixtures/results) "
+        f"the fused kernel is {cpu['naive_ms'] / cpu['fused_ms']:.2f}x faster than naive at S = {cpu['S']}, and the "
+        "optimised one several times faster again (see the performance table).\n")
+
+
+# ---- NOTES §5 ---------------------------------------------------------------------------------
+
+def _notes_ncu() -> str:
+    from grader.ncu import unit_text
+    _, _, _, sizes = fig.bench_shape()
+    hi = max(sizes)
+    rows = ["| range | kernel | time us | SOL Mem % | SOL SM % | DRAM % | GFLOP/s (FP32 instr.) | AI DRAM | AI L2 | "
+            "bound (ncu's rule) | busiest unit |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for p in fig.fixture():
+        if not p.nvtx.endswith(f"_S{hi}") or p.nvtx.startswith("student"):
+            continue
+        name = re.sub(r"\(.*", "", p.kernel).replace("void ", "").replace("<unnamed>::", "")
+        rows.append(f"| {p.nvtx} | {name} | {p.duration_us:.2f} | {p.memory_pct:.1f} | {p.compute_pct:.1f} | "
+                    f"{p.dram_pct:.2f} | {p.flop_per_s / 1e9:,.0f} | {p.ai_dram:.1f} | {p.ai_l2:.2f} | {p.bound} | "
+                    f"{unit_text(p)} |")
+    c = roofline.gpu_ceilings(list(fig.fixture()))
+    return ("\n".join(rows) + f"\n\nDevice peaks in the export: FP32 {c.peak_flop_per_s / 1e12:.1f} TFLOP/s, DRAM "
+            f"{c.bandwidth_bytes_per_s['DRAM'] / 1e12:.2f} TB/s (ridge {c.ridge('DRAM'):.1f} FLOP/byte), L2 "
+            f"{c.bandwidth_bytes_per_s['L2'] / 1e12:.2f} TB/s (ridge {c.ridge('L2'):.1f}); L2 capacity "
+            f"{fig.l2_mib():.0f} MiB. The fused_opt rows' FLOP/s count only its CUDA-core work (tensor-core "
+            "products are not FP32 instructions).\n")
+
+
+def blocks(path: Path = config.DEFAULT_CONFIG) -> dict[Path, dict[str, str]]:
     cfg = config.load(path)
-    return {"configs": _configs(cfg), "benchmark": _benchmark(cfg), "rubric": _rubric(path),
-            "deadline": _deadline(path), "ai": _ai(cfg), "roofline": _roofline(), "ncu": _ncu()}
+    return {
+        HANDOUT: {"configs": _configs(cfg), "precision": _precision(path), "benchmark": _benchmark(cfg),
+                  "rubric": _rubric(path), "deadline": _deadline(path), "ncu": _ncu(), "flops": _flops(),
+                  "ai": _ai(cfg), "roofline": _roofline(path), "villain": _villain(), "sol": _sol(), "l2": _l2()},
+        ANSWERS: {"bound": _answer_bound(), "gap": _answer_gap(), "length": _answer_length(),
+                  "fusion": _answer_fusion()},
+        NOTES: {"ncu": _notes_ncu()},
+    }
 
 
-def render(text: str, generated: dict[str, str]) -> str:
+def render(text: str, generated: dict[str, str], style: str = "html", name: str = "document") -> str:
     def fill(m: re.Match) -> str:
         if m[2] not in generated:
-            raise SystemExit(f"{HANDOUT}: unknown generated block {m[2]!r} (known: {', '.join(generated)})")
-        return m[1] + generated[m[2]] + m[4]
-    return BLOCK.sub(fill, text)
+            raise SystemExit(f"{name}: unknown generated block {m[2]!r} (known: {', '.join(generated)})")
+        body = generated[m[2]]
+        return m[1] + body + ("\n" if style == "md" else "") + m[4]   # md: a blank line ends the paragraph
+    return BLOCKS[style].sub(fill, text)
 
 
 def main() -> int:
-    text = HANDOUT.read_text()
-    new = render(text, blocks())
-    if "--check" in sys.argv:
+    stale = []
+    for doc, generated in blocks().items():
+        text = doc.read_text()
+        new = render(text, generated, DOCS[doc], str(doc))
         if new != text:
-            print(f"{HANDOUT} is stale: run python tools/handout.py", file=sys.stderr)
-            return 1
-        print("handout up to date")
-        return 0
-    HANDOUT.write_text(new)
-    print(f"{HANDOUT} updated")
+            stale.append(doc)
+            if "--check" not in sys.argv:
+                doc.write_text(new)
+    if "--check" in sys.argv:
+        for doc in stale:
+            print(f"{doc} is stale: run python tools/handout.py", file=sys.stderr)
+        if not stale:
+            print("documents up to date")
+        return 1 if stale else 0
+    print("\n".join(f"{doc} updated" for doc in stale) or "documents up to date")
     return 0
 
 
