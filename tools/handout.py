@@ -80,19 +80,23 @@ def _precision(path: Path) -> str:
 
 def _benchmark(cfg: config.Config) -> str:
     from grader import gpu
+    from grader.run import RECHECK_SAMPLES
     b = cfg.bench_shapes[0]
     sizes = ", ".join(str(s.S) for s in cfg.bench_shapes)
     return (f"Shapes: B = {b.B}, H = {b.H}, D = {b.D}, S = {sizes}; float32.\n\n"
-            f"- **CUDA**: `triton.testing.do_bench` (CUDA events, L2 flushed before every call, warm-up "
-            f"excluded), {gpu.ROUNDS - 1} interleaved rounds of {gpu.ROUND_MS} ms per kernel (yours, SDPA, "
-            f"the references) over {gpu.INPUT_SETS} input sets; at S ≤ {gpu.GRAPH_MAX_S} "
-            "`do_bench_cudagraph` (launch overhead removed) is the headline when every kernel can be "
-            "captured. The figure is the median of the round medians.\n"
+            f"- **CUDA**: CUDA events around each call, the L2 cache flushed before every call; "
+            f"{gpu.ROUNDS - 1} interleaved rounds (after a warm-up round) of {gpu.CALLS} calls per kernel "
+            f"(yours, SDPA, the references); at S ≤ {gpu.GRAPH_MAX_S} a CUDA graph of {gpu.GRAPH_CALLS} "
+            f"calls replayed {gpu.REPLAYS - 1} times (launch overhead removed) is the headline when every "
+            "kernel can be captured. The figure is the median of the round medians.\n"
             f"- **CPU**: `time.perf_counter` around each call, kernels interleaved, {cfg.warmup_reps} "
             f"warm-up calls, then {cfg.min_reps}–{cfg.max_reps} timed calls (about {cfg.rep_ms:g} ms per "
             "kernel); the median.\n\n"
-            "Your output of the last timed call is checked again against float64: a kernel must be "
-            "right when timed, not only on the check inputs.\n")
+            "Every timed call gets inputs no call has seen before, so a kernel gains nothing from "
+            f"remembering answers. At each size {RECHECK_SAMPLES} of your timed calls, chosen at random, "
+            "run on the grader's own inputs and their outputs are checked against float64: a kernel "
+            "must be right when timed, not only on the check inputs. If the machine was busy or the "
+            "timings spread widely, the summary and the report say so (`bench_quality`).\n")
 
 
 def _rubric(path: Path) -> str:
