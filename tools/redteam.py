@@ -256,6 +256,15 @@ def check(cls: Class, proc: subprocess.CompletedProcess, before: dict) -> list[t
     flood = (cls.out / "students" / "stdout_flood" / "output.log")
     results.append(("the printed output is capped", flood.is_file() and flood.stat().st_size < 64 << 10,
                     f"{flood.stat().st_size if flood.is_file() else 0} bytes kept"))
+    shown = []
+    for path in sorted((cls.out / "students").glob("*/results.json")):
+        doc = json.loads(path.read_text())
+        shown += [f"{path.parent.name}: {c['name']}" for c in doc.get("checks", [])
+                  if c.get("hidden") and (c.get("max_err") is not None or c.get("config") is not None)]
+    results.append(("hidden configs carry no shape and no max_err", not shown, "; ".join(shown[:5])))
+    private = cls.out / "instructor" / "hidden_error_leak.json"
+    kept = private.is_file() and any(c.get("max_err") for c in json.loads(private.read_text())["hidden_checks"])
+    results.append(("the instructor keeps the hidden configs' results", kept, str(private)))
     alive = surviving_processes(cls.out)
     results.append(("no process of the batch survives it", not alive, "; ".join(alive[:3])))
     return results
