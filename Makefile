@@ -15,6 +15,7 @@
 #   make batch SUBMISSIONS=dir [BATCH_OUT=dir] [GPUS=0,1] [HIDDEN=file] [JOBS=n]
 #                                                           grade a class: gradebook, PDFs, Gradescope
 #   make batch-demo [GPUS=0]                                the fixture class of known-good/-bad submissions
+#   make redteam                                            grade the class of attacks on the judge: what held
 
 SUBMISSION ?= student_template/attention.py
 BACKEND ?= auto
@@ -26,7 +27,7 @@ PYTHON = $(eval PYTHON := $(shell tools/python.sh))$(PYTHON)
 LABEL ?= after
 BATCH_OUT ?= report/batch
 
-.PHONY: grade report demo test test-gpu check-compile profile bench-reference fidelity clean-cache batch batch-demo
+.PHONY: grade report demo test test-gpu check-compile profile bench-reference fidelity clean-cache batch batch-demo redteam
 
 grade:
 	@$(PYTHON) -m grader grade $(SUBMISSION) --backend $(BACKEND) --json $(OUT)/results.json --report $(if $(RUN),--label $(RUN)) $(if $(BEFORE),--before $(BEFORE))
@@ -70,6 +71,9 @@ batch:
 batch-demo:
 	@$(PYTHON) tools/fixture_class.py report/class --out $(BATCH_OUT) $(if $(GPUS),--gpu)
 	@$(MAKE) --no-print-directory batch SUBMISSIONS=report/class
+
+redteam:
+	@$(PYTHON) tools/redteam.py
 
 clean-cache:
 	rm -rf .cache/grader
