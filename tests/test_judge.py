@@ -1,0 +1,116 @@
+"""The judge (grader/run.py) and its side of the trust boundary, on the CPU path: what the
+child sends is only data, failures keep what was learnt, hidden configs stay hidden."""
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from conftest import SUBMISSIONS
+from grader.channel import ChannelError, Endpoint
+from grader.run import grade, public_config
+
+
+def test_configs_before_a_crash_keep_their_results_and_the_message_its_last_words(cfg):
+    """A SIGABRT on config 3 after two passing configs: both keep their results (and so
+    their points), the crashed one is a failed row, and the message has the assert's text."""
+    result = grade(SUBMISSIONS / "crash" / "abort_on_d128.py", cfg, backend="cpu", bench=False)
+    assert result.verdict == "runtime_error", result.message
+    assert "SIGABRT" in result.message and "keeps one row of 64 dims" in result.message, result.message
+    assert [c.passed for c in result.checks] == [True, True, False]
+    assert "crashed" in result.checks[2].message
+    from grader.config import load_rubric
+    from grader.gradebook import score_items
+    rubric, _ = load_rubric(cfg.source)
+    items = {i.name.split(" (")[0]: i.score for i in score_items(result.to_json(), rubric)}
+    assert items["correctness: config 1"] == 15 and items["correctness: config 2"] == 15
+    assert items["correctness: config 3"] == 0
+
+
+def test_unwritten_output_is_counted_exactly_on_the_cpu(cfg):
+    """The CPU path poisons the kernel's allocations (0xFF: a NaN no arithmetic makes), so
+    the rows a kernel never wrote are counted exactly, not as stale values."""
+    result = grade(SUBMISSIONS / "wrong" / "tail_never_written.py", cfg, backend="cpu", bench=False)
+    bad = [c for c in result.checks if not c.passed]
+    assert [c.name for c in bad] == ["config 2"], result.message
+    assert "4992 of 127872 output elements were never written" in bad[0].message, bad[0].message
+    assert "rows s=320..332" in bad[0].message and "b=0, h=0" in bad[0].message
+
+
+def test_the_child_never_gets_the_seed_or_the_hidden_configs(cfg):
+    from dataclasses import replace
+    from grader.config import Shape
+    secret = replace(cfg, seed=987654321, seed_is_secret=True, hidden_configs=(Shape(1, 2, 173, 64),))
+    shown = public_config(secret).to_json()
+    assert shown["seed"] == 0 and shown["hidden_configs"] == [] and not shown["seed_is_secret"]
+    assert "987654321" not in json.dumps(shown) and "173" not in json.dumps(shown)
+
+
+def test_hidden_configs_run_last_and_reveal_nothing(cfg, tmp_path):
+    """A kernel that prints and raises with the shape of anything it has not seen: the
+    hidden config fails with its text withheld, and its print is not in the public output."""
+    from dataclasses import replace
+    from grader.config import Shape
+    from grader.run import Judge, RunOptions
+    from grader.parse import parse
+    import sys
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+    import redteam
+    text = (redteam.ATTACKS / "hidden_shape_leak.py").read_text().replace("@@CORRECT@@", redteam._correct_source())
+    (tmp_path / "leak.py").write_text(text)
+    secret = replace(cfg, seed=424242, seed_is_secret=True, hidden_configs=(Shape(1, 2, 173, 64),))
+    sub = parse(tmp_path / "leak.py")
+    judge = Judge(sub, secret, "cpu", "test", RunOptions(references=False), bench=True)
+    assert judge.compile()
+    judge.run_device()
+    result = judge.result()
+    assert result.verdict == "runtime_error" and result.message.startswith("hidden 1:"), result.message
+    hidden = [c for c in result.checks if c.hidden]
+    assert hidden and hidden[0].config is None and hidden[0].max_err is None and "withheld" in hidden[0].message
+    assert "173" not in judge.output_public and "HIDDEN SHAPE" in judge.output_private
+    assert [c.name for c in result.checks if not c.hidden] == ["config 1", "config 2", "config 3"]
+    assert result.bench, "the benchmark ran before the hidden configs"
+    assert "424242" not in json.dumps(result.to_json())
+
+
+def _pair():
+    """(judge side, child side) of a one-way pipe: the child writes, the judge reads."""
+    r, w = os.pipe()
+    judge = Endpoint(r, os.open(os.devnull, os.O_WRONLY), nonblocking=True)
+    child = Endpoint(os.open(os.devnull, os.O_RDONLY), w)
+    return judge, child, w
+
+
+@pytest.mark.parametrize("raw, error", [
+    (b"\xff\xff\xff\x7f", "header of"),                        # a 2 GiB header
+    (b"\x05\x00\x00\x00[1,2]", "not a JSON object"),
+    (b"\x04\x00\x00\x00nope", "not JSON"),
+    (b"\x0e\x00\x00\x00{\"nbytes\": -1}", "bad payload size"),
+])
+def test_a_malformed_frame_is_a_protocol_error(raw, error):
+    import time
+    judge, _, w = _pair()
+    os.write(w, raw)
+    with pytest.raises(ChannelError, match=error):
+        judge.recv(deadline=time.monotonic() + 5)
+
+
+def test_a_payload_larger_than_asked_for_is_refused_before_it_is_read():
+    """Sizes are capped before anything is read: a child cannot make the judge allocate or
+    wait for a payload it did not expect."""
+    import time
+    judge, child, _ = _pair()
+    child.send({"ok": True}, b"x" * 100)
+    with pytest.raises(ChannelError, match="at most 10"):
+        judge.recv(deadline=time.monotonic() + 5, max_payload=10)
+
+
+def test_a_child_that_stalls_mid_frame_times_out():
+    import time
+    from grader.channel import ChannelTimeout
+    judge, _, w = _pair()
+    os.write(w, b"\x40\x00\x00\x00{")                       # 64 bytes announced, 1 sent
+    t0 = time.monotonic()
+    with pytest.raises(ChannelTimeout):
+        judge.recv(deadline=time.monotonic() + 0.5)
+    assert time.monotonic() - t0 < 3
