@@ -62,6 +62,7 @@ class Config:
     seed_is_secret: bool = False        # True when the seed came from --hidden / --seed
     source: str = str(DEFAULT_CONFIG)
     timeout_whole: float = 0.0          # wall-clock cap on one submission; 0: timeout_total's default
+    max_spread: float = 0.0             # timings' IQR/median above this: a noisy size (0: quality.NOISY_SPREAD)
 
     @property
     def timeout_total(self) -> float:
@@ -86,14 +87,14 @@ class Config:
             "timeout_bench": self.timeout_bench, "cpp_flags": list(self.cpp_flags),
             "cpp_ldflags": list(self.cpp_ldflags), "cuda_flags": list(self.cuda_flags),
             "cuda_arch": self.cuda_arch, "seed_is_secret": self.seed_is_secret,
-            "source": self.source, "timeout_whole": self.timeout_whole,
+            "source": self.source, "timeout_whole": self.timeout_whole, "max_spread": self.max_spread,
         }
 
     @staticmethod
     def from_json(d: dict) -> "Config":
         shapes = lambda key: tuple(Shape(**s) for s in d[key])  # noqa: E731
         flags = {k: tuple(d[k]) for k in ("cpp_flags", "cpp_ldflags", "cuda_flags")}
-        return Config(**{**{"timeout_whole": 0.0}, **d, **flags, "configs": shapes("configs"),
+        return Config(**{**{"timeout_whole": 0.0, "max_spread": 0.0}, **d, **flags, "configs": shapes("configs"),
                          "hidden_configs": shapes("hidden_configs"),
                          "bench_shapes": shapes("bench_shapes")})
 
@@ -106,7 +107,8 @@ _SCHEMA = {
     "compile": {"cpp_flags": list, "cpp_ldflags": list, "cuda_flags": list, "cuda_arch": str},
     "timeouts": {"compile": float, "check": float, "bench": float},
 }
-_OPTIONAL_KEYS = {"timeouts": {"total": float}}     # optional keys of required sections
+_OPTIONAL_KEYS = {"timeouts": {"total": float},    # optional keys of required sections
+                  "benchmark": {"max_spread": float}}
 # Optional sections: [rubric] and [deadline] (the batch grader, grader/gradebook.py),
 # [precision] (the handout and the speed review flags, grader/integrity.py).
 _OPTIONAL_SCHEMA = {
@@ -196,8 +198,9 @@ def load(path: Path | str = DEFAULT_CONFIG, hidden: Path | str | None = None,
     sizes = bench["S"]
     if not sizes or not all(isinstance(s, int) and not isinstance(s, bool) and s > 0 for s in sizes):
         raise ConfigError(f"{where}: [benchmark] S = {sizes!r} must be a non-empty list of positive integers")
-    for key in ("B", "H", "D", "min_reps", "max_reps", "rep_ms"):
-        _positive(bench[key], f"[benchmark] {key}", where)
+    for key in ("B", "H", "D", "min_reps", "max_reps", "rep_ms", "max_spread"):
+        if key in bench:
+            _positive(bench[key], f"[benchmark] {key}", where)
     if bench["warmup_reps"] < 0 or bench["threads"] < 0:
         raise ConfigError(f"{where}: [benchmark] warmup_reps and threads must be >= 0")
     if bench["min_reps"] > bench["max_reps"]:
@@ -235,6 +238,7 @@ def load(path: Path | str = DEFAULT_CONFIG, hidden: Path | str | None = None,
         timeout_bench=float(tmo["bench"]), cpp_flags=tuple(comp["cpp_flags"]),
         cpp_ldflags=tuple(comp["cpp_ldflags"]), cuda_flags=tuple(comp["cuda_flags"]),
         cuda_arch=arch, seed_is_secret=secret, source=where, timeout_whole=float(tmo.get("total", 0)),
+        max_spread=float(bench.get("max_spread", 0)),
     )
 
 

@@ -24,6 +24,16 @@ def _err(x: float | None) -> str:
     return "-" if x is None else f"{x:.2e}"
 
 
+def _quality_lines(quality: dict) -> list[str]:
+    """The timing-quality verdict under the benchmark table: silent when clean."""
+    if not quality or quality.get("status") != "noisy":
+        return []
+    lines = ["  TIMINGS NOISY: the machine was busy or the timings spread widely (timed again, still so):"]
+    lines += [f"    {reason}" for reason in quality.get("reasons", [])[:6]]
+    lines.append("    close other programs and grade again before you trust or quote these figures")
+    return lines
+
+
 def format_result(r: GradeResult) -> str:
     out = [f"submission: {r.submission['path']}",
            f"backend:    {r.backend} ({r.backend_reason})"]
@@ -63,6 +73,7 @@ def format_result(r: GradeResult) -> str:
                        + (f" {_ms(b.fused_opt_ms):>9}" if opt else "") + f" {gf:>14}")
         out.append("  naive / fused" + (" / fused-opt (tensor cores, 3xTF32)" if opt else "")
                    + ": the course's reference kernels, timed in the same run")
+        out += _quality_lines(r.bench_quality)
     if r.profiles or r.profile_notes:
         out += ["", f"profiler evidence ({len(r.profiles)} kernels from profiles/; "
                     "python -m grader ncu profiles/*.csv for the full table):"]

@@ -1,0 +1,107 @@
+"""Timing quality: was the machine quiet while the kernels were timed?
+
+The judge measures it from outside the child, around each benchmark size (`Meter`): the
+spread of the kernel's and SDPA's timings (IQR / median), the CPU time other processes used
+meanwhile (the machine's busy clock ticks less the child's and the judge's own: students
+grade on busy laptops and shared lab machines), and on CUDA the other processes using the
+same GPU. A size that fails either test is timed again (at most MAX_RERUNS times) and the
+quietest run kept; if it is still noisy the results say so, with the figures that show it
+(`bench_quality`), and so do the summary and the report. A quiet machine sees no change.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+
+from .config import Config, Shape
+
+NOISY_SPREAD = 0.15        # IQR / median above this: a noisy size ([benchmark] max_spread)
+BUSY_CORES = 0.3           # other processes' CPU use during the benchmark, in cores
+MAX_RERUNS = 2             # extra timings of a noisy size
+
+
+def machine_ticks() -> tuple[int, int] | None:
+    """(busy, total) clock ticks of the whole machine (/proc/stat)."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(x) for x in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+    return sum(fields) - idle, sum(fields)
+
+
+def gpu_apps(uuid: str | None) -> int | None:
+    """How many processes use the GPU with this UUID (nvidia-smi); None when unknown."""
+    if not uuid:
+        return None
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-compute-apps=gpu_uuid,pid", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if out.returncode != 0:
+        return None
+    return sum(1 for line in out.stdout.splitlines() if line.split(",")[0].strip() == uuid)
+
+
+def _own_ticks(child) -> int:
+    from .sandbox import tree_members
+    t = os.times()
+    hz = os.sysconf("SC_CLK_TCK")
+    judge = int((t.user + t.system) * hz)
+    return judge + sum(ticks for _, _, ticks in tree_members(child.proc.pid))
+
+
+class Meter:
+    """Measures one benchmark size from the judge: wall time, other processes' CPU use, and
+    (CUDA) other processes on the GPU, before and after."""
+
+    def __init__(self, child, device: str, gpu_uuid: str | None):
+        self.child, self.device, self.gpu_uuid = child, device, gpu_uuid
+        self.gpu_before = gpu_apps(gpu_uuid) if device == "cuda" else None
+        self.ticks0 = machine_ticks()
+        self.own0 = _own_ticks(child)
+        self.t0 = time.monotonic()
+        self.t1: float | None = None
+
+    def wall(self) -> float:
+        if self.t1 is None:
+            self.t1 = time.monotonic()
+            self.ticks1, self.own1 = machine_ticks(), _own_ticks(self.child)
+            self.gpu_after = gpu_apps(self.gpu_uuid) if self.device == "cuda" else None
+        return self.t1 - self.t0
+
+    def quality(self, shape: Shape, timings: dict, cfg: Config) -> dict:
+        """{S, spread {kernel: IQR/median}, other_cores_busy, other_gpu_processes, noisy, score}."""
+        wall = self.wall()
+        limit = cfg.max_spread or NOISY_SPREAD
+        spread = {n: round(t.iqr_ms / t.median_ms, 4) for n, t in timings.items()
+                  if n in ("student", "sdpa") and t.median_ms > 0}
+        other = None
+        if self.ticks0 and self.ticks1 and wall > 0:
+            hz = os.sysconf("SC_CLK_TCK")
+            busy = self.ticks1[0] - self.ticks0[0]
+            other = round(max(0.0, (busy - (self.own1 - self.own0)) / hz / wall), 3)
+        gpu_others = None
+        if self.gpu_before is not None or self.gpu_after is not None:
+            gpu_others = max(0, max(x or 0 for x in (self.gpu_before, self.gpu_after)) - 1)
+        reasons = [f"S={shape.S}: {name} timings spread {s:.0%} (IQR/median above {limit:.0%})"
+                   for name, s in spread.items() if s > limit]
+        if other is not None and other > BUSY_CORES:
+            reasons.append(f"S={shape.S}: other processes used {other:.2f} cores meanwhile")
+        if gpu_others:
+            reasons.append(f"S={shape.S}: {gpu_others} other process(es) used the GPU meanwhile")
+        return {"S": shape.S, "spread": spread, "other_cores_busy": other, "other_gpu_processes": gpu_others,
+                "noisy": bool(reasons), "reasons": reasons,
+                "score": max(spread.values(), default=0) + (other or 0) + (gpu_others or 0)}
+
+
+def summarize(per_size: list[dict], cfg: Config) -> dict:
+    """The results' `bench_quality`: clean or noisy, why, and the figures per size."""
+    reasons = [r for q in per_size for r in q["reasons"]]
+    return {"status": "noisy" if reasons else "clean", "reasons": reasons,
+            "per_size": [{k: v for k, v in q.items() if k not in ("reasons", "score")} for q in per_size],
+            "thresholds": {"spread": cfg.max_spread or NOISY_SPREAD, "other_cores_busy": BUSY_CORES,
+                           "reruns": MAX_RERUNS}}
