@@ -115,14 +115,20 @@ def _torch_key() -> str:
 _DISPATCH = None
 
 
+def dispatch_key() -> str:
+    """Key of the binding module's build folder (`dispatch-<key>` in the cache)."""
+    text = DISPATCH_SRC.read_text()
+    abi = (PROXY_ABI_DIR / "grader_proxy_abi.h").read_text()
+    return hashlib.sha256(f"{_torch_key()}|{text}|{abi}".encode()).hexdigest()[:12]
+
+
 def _dispatch():
     """The binding module (built once per torch install; ~40 s the first time)."""
     global _DISPATCH
     if _DISPATCH is None:
         from torch.utils.cpp_extension import load_inline
         text = DISPATCH_SRC.read_text()
-        abi = (PROXY_ABI_DIR / "grader_proxy_abi.h").read_text()
-        key = hashlib.sha256(f"{_torch_key()}|{text}|{abi}".encode()).hexdigest()[:12]
+        key = dispatch_key()
         shared = shared_root()
         built = shared / f"dispatch-{key}" / f"grader_dispatch_{key}.so" if shared else None
         if built is not None and built.is_file():      # read-only: import the built module

@@ -331,8 +331,9 @@ class Child:
 
 def _dispatch_build_dirs() -> list[Path]:
     """The binding module's build folder in the shared cache (the sandbox binds it alone)."""
-    from .compile import cache_root
-    return [p for p in cache_root().glob("dispatch-*") if p.is_dir()]
+    from .compile import cache_root, dispatch_key
+    folder = cache_root() / f"dispatch-{dispatch_key()}"
+    return [folder] if folder.is_dir() else []
 
 
 # ---- the judge -----------------------------------------------------------------------------
