@@ -38,7 +38,7 @@ from .channel import ChannelClosed, ChannelError, ChannelTimeout, Endpoint
 from .config import REPO_ROOT, Config, Shape
 from .parse import Submission, parse
 from .result import GradeResult, bench_from, check_from, compile_from
-from .sandbox import Limits, OutputCap, die_with_parent, folder_bytes, tree_members, tree_usage
+from .sandbox import Limits, OutputCap, die_with_parent, folder_bytes, tmpfs_bytes, tree_members, tree_usage
 
 STAGE_NAMES = {"start": "starting", "prepare": "loading torch and the grader's binding module",
                "ready": "waiting for a device", "device": "taking the device",
@@ -220,7 +220,6 @@ class Child:
         self.chan = Endpoint(c2p_r, p2c_w, nonblocking=True)
         self.output = OutputCap(self.proc.stdout, self.limits.output_bytes)
         self.breach: str | None = None
-        self.cpu_ticks = 0
         self._stop = threading.Event()
         self._watch = threading.Thread(target=self._supervise, daemon=True)
         self._watch.start()
@@ -230,15 +229,17 @@ class Child:
         while not self._stop.wait(self.limits.poll_s):
             if self.proc.poll() is not None:
                 return
-            members = tree_members(self.proc.pid)
-            self.cpu_ticks = max(self.cpu_ticks, sum(t for _, _, t in members))
             rss, procs = tree_usage(self.proc.pid, self.limits.max_processes)
+            tmpfs = 0
+            if self.options.sandbox and procs <= self.limits.max_processes:
+                tmpfs = tmpfs_bytes([p for p, _, _ in tree_members(self.proc.pid)],
+                                    self.limits.tmp_bytes + self.limits.shm_bytes)
             if procs > self.limits.max_processes:     # first: forked copies share their memory
                 self.breach = f"started more than {self.limits.max_processes} processes"
-            elif rss > self.limits.process_bytes:
+            elif rss + tmpfs > self.limits.memory_bytes:
                 self.breach = (f"used more than {self.limits.memory_bytes / 2**30:g} GiB of memory "
-                               f"({self.limits.process_bytes / 2**30:.3g} GiB for its processes, the rest "
-                               "its /tmp and /dev/shm)")
+                               f"({rss / 2**30:.3g} GiB in its processes, {tmpfs / 2**30:.3g} GiB in its "
+                               "/tmp and /dev/shm)")
             elif time.monotonic() >= next_disk:
                 next_disk = time.monotonic() + 1.0
                 size, files = folder_bytes(self.workdir, self.limits.max_files)
@@ -439,7 +440,6 @@ class Judge:
             self.output_public += self.child.output.text(0)
             self.output_private += self.child.output.text(1)
             self.output_bytes += self.child.output.total
-            self.state["child_cpu_ticks"] = self.state.get("child_cpu_ticks", 0) + self.child.cpu_ticks
             self.child = None
 
     # -- phase 1: compile ----------------------------------------------------------------

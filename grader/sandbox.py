@@ -19,7 +19,7 @@ With bubblewrap (`bwrap`, Debian package `bubblewrap`) the child also runs in a 
   judge names (the audited kernel library). Other submissions, every OUT folder, the
   hidden config, the instructor's home are not there at all: nothing to uncover.
 - its own work folder the only writable place, plus `/tmp` and `/dev/shm` as tmpfs of a
-  fixed size, counted in the memory limit (`Limits.process_bytes`);
+  fixed size, whose contents count in the memory limit (`tmpfs_bytes`);
 - new network (none at all), PID, IPC and UTS namespaces; killing the sandbox kills
   every process in it; on CUDA only the chosen GPU's device nodes.
 `self_test` proves it on this machine before a batch runs student code.
@@ -59,11 +59,6 @@ class Limits:
     def shm_bytes(self) -> int:
         """Size of the sandbox's /dev/shm (a tmpfs): a sixteenth of the memory, <= 256 MiB."""
         return max(8 * MiB, min(256 * MiB, self.memory_bytes // 16))
-
-    @property
-    def process_bytes(self) -> int:
-        """Memory the processes may use: what is left once both tmpfs could be full."""
-        return self.memory_bytes - self.tmp_bytes - self.shm_bytes
 
     def as_dict(self) -> dict:
         return {"memory_bytes": self.memory_bytes, "max_processes": self.max_processes,
@@ -493,6 +488,22 @@ def _memfd_bytes(pids: list[int]) -> int:
                 seen.add((st.st_dev, st.st_ino))
                 total += st.st_blocks * 512
     return total
+
+
+def tmpfs_bytes(pids: list[int], fallback: int) -> int:
+    """Bytes in the sandbox's /tmp and /dev/shm (tmpfs: memory), read through a sandboxed
+    process's root (/proc/<pid>/root: both are mount points the child cannot replace);
+    `fallback` (their full sizes) when no process's root can be read."""
+    for pid in reversed(pids):
+        try:
+            used = 0
+            for mount in ("tmp", "dev/shm"):
+                st = os.statvfs(f"/proc/{pid}/root/{mount}")
+                used += (st.f_blocks - st.f_bfree) * st.f_frsize
+            return used
+        except OSError:
+            continue
+    return fallback
 
 
 def tree_usage(pid: int, max_processes: int | None = None) -> tuple[int, int]:
