@@ -29,7 +29,7 @@ def graded(tmp_path_factory):
 
 
 def test_every_attack_file_says_what_it_expects():
-    attacks = sorted(redteam.ATTACKS.glob("*.py"))
+    attacks = sorted(redteam.ATTACKS.glob("*.py")) + sorted(redteam.GPU_ATTACKS.glob("*.py"))
     assert len(attacks) + len(redteam.ESCAPE_EXPECT) >= 20
     for path in attacks:
         text = path.read_text()
@@ -43,3 +43,32 @@ def test_every_attack_gets_its_row_and_every_invariant_holds(graded):
     failed = [f"{what}: {detail}" for what, held, detail in results if not held]
     assert not failed, "\n".join(failed)
     assert len([r for r in results if r[0] in cls.expected or "~" in r[0]]) == len(cls.expected)
+
+
+def test_the_cuda_attacks_compile_with_nvcc(tmp_path):
+    """The GPU attacks run on the GPU machine (pytest -m gpu); here they must at least compile."""
+    import shutil
+    from grader import config
+    from grader.compile import compile_only
+    from grader.parse import parse
+    if not (shutil.which("nvcc") or Path("/usr/local/cuda/bin/nvcc").exists()):
+        pytest.skip("needs nvcc")
+    cfg = config.load(REPO / "tests" / "fast_config.toml")
+    inc = (redteam.GPU_ATTACKS / "_correct_cuda.inc").read_text()
+    for path in sorted(redteam.GPU_ATTACKS.glob("*.py")):
+        (tmp_path / path.name).write_text(path.read_text().replace("@@CORRECT_CUDA@@", inc))
+        result = compile_only(parse(tmp_path / path.name).sources["cuda"], cfg)
+        assert result.ok, (path.name, result.log)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAVE_BWRAP, reason="needs bubblewrap (apt install bubblewrap)")
+def test_the_suite_holds_on_the_gpu(tmp_path):
+    """The whole suite with the CUDA attacks, graded with --gpus 0 (the GPU machine)."""
+    listener, port = redteam.listen()
+    cls = redteam.build(tmp_path / "class", port, gpu=True)
+    before = redteam.snapshot(redteam._guarded() + [cls.canary, cls.subs, cls.old_out])
+    proc = redteam.run(cls)
+    listener.close()
+    failed = [f"{what}: {detail}" for what, held, detail in redteam.check(cls, proc, before) if not held]
+    assert not failed, "\n".join(failed)

@@ -1,6 +1,6 @@
 """The red-team class: every attack on the judge we know of, batch-graded, and what held.
 
-    python tools/redteam.py [DEST]      # make redteam: build the class, grade it, print the table
+    python tools/redteam.py [DEST] [--gpu]   # make redteam: build the class, grade it, print the table
 
 Each attack is a submission in tests/redteam/ (its docstring says the attack, the defence
 and the row it must get: `Expect: status=...; without=...; flags=...; message=...`), plus
@@ -38,6 +38,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 ATTACKS = REPO / "tests" / "redteam"
+GPU_ATTACKS = ATTACKS / "gpu"          # CUDA attacks (--gpu: graded with --gpus 0)
 ESCAPES = REPO / "tests" / "submissions" / "escape"
 FAST = REPO / "tests" / "fast_config.toml"
 HIDDEN_S = 173
@@ -89,13 +90,14 @@ class Class:
     old_out: Path
     expected: dict                 # id -> Expect
     port: int = 9
+    gpu: bool = False
 
 
 def _correct_source() -> str:
     return (ATTACKS / "_correct.inc").read_text()
 
 
-def build(root: Path, port: int = 9) -> Class:
+def build(root: Path, port: int = 9, gpu: bool = False) -> Class:
     """Write the class under `root`: subs/, hidden.toml, a canary file, an old OUT."""
     if root.exists():
         shutil.rmtree(root)
@@ -136,9 +138,17 @@ def build(root: Path, port: int = 9) -> Class:
             text = text.replace(key, value)
         (subs / f"escape_{name}.py").write_text(text)
         expected[f"escape_{name}"] = want
+    if gpu:
+        fill["@@CORRECT_CUDA@@"] = (GPU_ATTACKS / "_correct_cuda.inc").read_text()
+        for path in sorted(GPU_ATTACKS.glob("*.py")):
+            text = path.read_text()
+            expected[f"gpu_{path.stem}"] = parse_expect(text)
+            for key, value in fill.items():
+                text = text.replace(key, value)
+            (subs / f"gpu_{path.name}").write_text(text)
     expected.update(_hostile_entries(subs, victim))
     return Class(subs=subs, out=out, hidden=hidden, seed=seed, secret=secrets.token_hex(16), canary=canary,
-                 old_out=old_out, expected=expected, port=port)
+                 old_out=old_out, expected=expected, port=port, gpu=gpu)
 
 
 def _hostile_entries(subs: Path, victim: Path) -> dict:
@@ -200,7 +210,7 @@ def run(cls: Class, timeout: float = 3000) -> subprocess.CompletedProcess:
     env = {**os.environ, SECRET_ENV: cls.secret}
     cmd = [sys.executable, "-m", "grader", "batch", str(cls.subs), "--out", str(cls.out), "--config", str(FAST),
            "--hidden", str(cls.hidden), "--jobs", "2", "--timeout-run", "30", "--memory-limit", "2",
-           "--no-pdf"]
+           "--no-pdf"] + (["--gpus", "0"] if cls.gpu else [])
     return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout, env=env)
 
 
@@ -334,9 +344,10 @@ def listen() -> tuple[socket.socket, int]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("dest", nargs="?", default=str(REPO / "report" / "redteam"))
+    ap.add_argument("--gpu", action="store_true", help="add the CUDA attacks (tests/redteam/gpu) and grade with --gpus 0")
     args = ap.parse_args()
     listener, port = listen()
-    cls = build(Path(args.dest).resolve(), port)
+    cls = build(Path(args.dest).resolve(), port, gpu=args.gpu)
     print(f"{len(cls.expected)} entries in {cls.subs}; grading (sandboxed, hidden config, secret seed) ...",
           flush=True)
     before = snapshot(_guarded() + [cls.canary, cls.subs, cls.old_out])

@@ -1,4 +1,4 @@
-"""Attack (or an honest tuning a student may try): omp_set_num_threads(1) after its own
+"""Attack: (or an honest tuning a student may try) omp_set_num_threads(1) after its own
 parallel loop; OpenMP's setting is shared with torch, so SDPA would run on one core.
 Defence: the state guard puts torch's thread count back before every SDPA measurement; it
 is a warning, not a verdict (an honest kernel may set its own threads).
