@@ -49,7 +49,9 @@ CPU_CLASS = {
     "grace": ("TEMPLATE", "not_implemented", [], "not implemented"),
     "heidi": ("invalid/syntax_error.py", "invalid_submission", [], "syntax"),
     "ivan": ("cheat/aten_matmul.py", "cheat_suspected", ["strict:aten_compute", "strict:dispatched_compute"], ""),
-    "judy": ("cheat/hidden_dispatch.py", "cheat_suspected", ["strict:dispatched_compute"], "dispatched"),
+    # judy hides the names from the source scan: the link audit and the operation audit see them
+    "judy": ("cheat/hidden_dispatch.py", "cheat_suspected", ["strict:dispatched_compute", "strict:aten_compute"],
+             "built library"),
     "kim": ("cheat/reads_clock.py", "ok", ["warning:timing_calls"], ""),
     "leo": ("cheat/leaks_shape.py", "runtime_error", [], "LEAK"),
     # the escapes: the link audit names what they call (strict), and the sandbox holds (the
