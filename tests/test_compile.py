@@ -63,6 +63,15 @@ def test_the_hash_changes_with_the_source_and_flags(cfg):
     assert build.source_hash(src, cfg) == base
 
 
+def test_the_hash_changes_with_the_host_cpu(cfg, monkeypatch):
+    """-march=native builds for this CPU: a cache shared with another CPU must not reuse it."""
+    src = parse(SUBMISSIONS / "correct" / "scalar_loop.py").sources["cpp"]
+    base = build.source_hash(src, cfg)
+    assert "model name" not in build.host_cpu() and build.host_cpu()     # the values, not the keys
+    monkeypatch.setattr(build, "host_cpu", lambda: "GenuineIntel|Xeon|fpu sse2 avx2")
+    assert build.source_hash(src, cfg) != base
+
+
 def test_only_header_related_errors_trigger_the_full_header_rebuild():
     typo = 'kernel.cu(10): error: identifier "undeclared_value" is undefined'
     assert not build.needs_full_headers(typo)
