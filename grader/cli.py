@@ -43,6 +43,7 @@ def cmd_grade(args) -> int:
     result = grade(args.submission, cfg, backend=args.backend, bench=not args.no_bench,
                    progress=None if args.quiet else _progress)
     print(format_result(result), end="")
+    _print_score_preview(result, args.config)
     if args.json:
         write_json_atomic(args.json, result.to_json())
         print(f"results written to {args.json}")
@@ -57,6 +58,14 @@ def cmd_grade(args) -> int:
             except (ReportError, ImportError) as e:
                 print(f"report not written: {e}", file=sys.stderr)
     return result.exit_code
+
+
+def _print_score_preview(result, config_path) -> None:
+    """The points the public rubric gives this result (a preview; INSTRUCTORS.md section 4)."""
+    from .gradebook import preview
+    from .summary import format_score_preview
+    rubric, deadline = config_mod.load_rubric(config_path)
+    print(format_score_preview(preview(result.to_json(), rubric, deadline)), end="")
 
 
 def cmd_check_compile(args) -> int:

@@ -270,3 +270,35 @@ def gradescope(doc: dict, items: list[Item], late: Lateness) -> dict:
                                     "order": "desc"})
     return {"score": score, "output": f"verdict: {doc['verdict']} - {doc['message']}",
             "tests": tests, "leaderboard": leaderboard, "visibility": "visible"}
+
+
+# ---- the student's preview (make grade, report.pdf) --------------------------------------
+
+@dataclass(frozen=True)
+class Preview:
+    """What the public rubric gives a results document, before what only the course knows."""
+    items: tuple[Item, ...]
+    score: float
+    max_score: float
+    may_change: tuple[str, ...]      # what can still move the grade, one sentence each
+
+
+def preview(doc: dict, rubric: Rubric, deadline: Deadline | None = None) -> Preview | None:
+    """The public rubric's items (no hidden configs, no lateness, no review) for one
+    results document; None when the config has no [rubric]."""
+    items = tuple(score_items(doc, rubric, hidden_count=0))
+    if not any(i.max_score for i in items):
+        return None
+    score, max_score = total(list(items), Lateness(0, 0.0, None, ""))
+    notes = []
+    if rubric.hidden_points:
+        notes.append(f"hidden configs ({rubric.hidden_points:g} points each) are checked when the course grades")
+    if doc["verdict"] == "cheat_suspected":
+        notes.append("integrity flags score 0 until a person has reviewed them")
+    if rubric.written_points:
+        notes.append("a person grades the written answers (here: full points for any non-empty section)")
+    if deadline is not None and deadline.penalty_per_day:
+        notes.append(f"late submissions lose {deadline.penalty_per_day:.0%} per started day after "
+                     f"{deadline.due:%Y-%m-%d %H:%M %Z}".rstrip())
+    notes.append("the course's own timing run decides the performance tier")
+    return Preview(items, score, max_score, tuple(notes))

@@ -153,3 +153,14 @@ def test_gradescope_tests_carry_a_status():
     by = {t["name"].split(" (")[0]: t for t in gs["tests"]}
     assert by["correctness: config 1"]["status"] == "passed"
     assert by["profiler evidence"]["status"] == "failed"      # the fixture has no profiles/
+
+
+def test_the_preview_is_the_public_rubric_without_hidden_configs_or_lateness():
+    rubric, deadline = config.load_rubric()
+    doc = _doc()
+    doc["checks"].append({**doc["checks"][0], "hidden": True, "config": None})
+    p = gb.preview(doc, rubric, deadline)
+    assert p.max_score == 100 and not any("hidden" in i.name for i in p.items)
+    assert p.score == gb.total(gb.score_items(doc, rubric, hidden_count=0), gb.lateness(None, None))[0]
+    assert any("hidden configs" in n for n in p.may_change) and any("late" in n for n in p.may_change)
+    assert gb.preview(doc, config.DEFAULT_RUBRIC) is None

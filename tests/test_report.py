@@ -152,3 +152,17 @@ def test_cpu_report_draws_the_measured_roofline(tmp_path):
     (tmp_path / "r.json").write_text(_json.dumps(doc))
     text = "".join(p.extract_text() for p in PdfReader(render(tmp_path / "r.json", tmp_path / "r.pdf")).pages)
     assert "Measured CPU roofline" in text and "160 GFLOP/s" in text and "ridge 15.2" in text
+
+
+def test_the_score_preview_section_scores_with_the_gradebooks_function(tmp_path):
+    """The report's points are gradebook.preview's (one scoring function), marked a preview."""
+    from grader import config
+    from grader.gradebook import preview
+    doc = json.loads((RESULTS / "cpu_fused.json").read_text())
+    doc["config"]["source"] = str(config.DEFAULT_CONFIG)
+    (tmp_path / "r.json").write_text(json.dumps(doc))
+    text = _text(render(tmp_path / "r.json", tmp_path / "r.pdf"))
+    want = preview(doc, *config.load_rubric())
+    flat = _squash(text)
+    assert _squash(f"{want.score:g} of {want.max_score:g} points") in flat and "Apreview,notthegrade" in flat
+    assert "hiddenconfigs" in flat and "performancevsSDPA" in flat
