@@ -152,12 +152,27 @@ def test_hidden_config_and_seed_never_reach_student_visible_files(graded_class):
     assert hidden and hidden[0]["config"] is None and "withheld" in hidden[0]["message"]
 
 
-def test_rerun_skips_everything_unchanged(graded_class):
-    proc = _batch(graded_class["subs"], graded_class["out"], "--hidden", str(graded_class["root"] / "hidden.toml"),
-                  "--no-pdf")
+def test_rerun_skips_everything_unchanged_and_applies_the_overrides(graded_class):
+    out = graded_class["out"]
+    overrides = ("student,item,value,reason,reviewer\n"
+                 "ivan,review,cleared,the aten call is the check's own (read by hand),jdoe\n"
+                 "alice,written:gap,1,one sentence,ta-kim\n")
+    (out / "overrides.csv").write_text(overrides)
+    before = _rows(out)
+    assert float(before["ivan"]["score"]) == 0
+    proc = _batch(graded_class["subs"], out, "--hidden", str(graded_class["root"] / "hidden.toml"), "--no-pdf")
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert f"{len(graded_class['expected'])} submission(s) unchanged" in proc.stdout
     assert "reference run" not in proc.stdout
+    rows = _rows(out)
+    assert (out / "overrides.csv").read_text() == overrides                      # read, never written
+    assert rows["ivan"]["overrides"] == "review=cleared by jdoe" and float(rows["ivan"]["score"]) >= 45
+    assert float(rows["alice"]["score"]) == float(before["alice"]["score"]) - 4   # 5 -> 1 for one answer
+    assert rows["alice"]["overrides"] == "written:gap=1 by ta-kim"
+    (out / "overrides.csv").write_text("student,item,value,reason,reviewer\nivan,review,maybe,,\n")
+    proc = _batch(graded_class["subs"], out, "--hidden", str(graded_class["root"] / "hidden.toml"), "--no-pdf")
+    assert proc.returncode == 2 and "line 2: a review is" in proc.stderr and "unchanged" not in proc.stdout
+    (out / "overrides.csv").unlink()
 
 
 def test_kill_9_at_any_moment_then_rerun_gives_a_complete_gradebook(tmp_path):
@@ -193,7 +208,8 @@ def test_shards_and_collect_merge_into_one_gradebook(tmp_path):
     subs = tmp_path / "subs"
     subs.mkdir()
     bad = (REPO / "tests" / "submissions" / "invalid" / "syntax_error.py").read_text()
-    for sid in ("s1", "s2", "s3", "s4", "s5"):          # invalid: graded without compiling anything
+    evil = '=HYPERLINK("http:evil.example","click")'       # a student id a spreadsheet would run
+    for sid in ("s1", "s2", "s3", "s4", evil):          # invalid: graded without compiling anything
         (subs / f"{sid}.py").write_text(bad)
     outs = []
     for k in (1, 2):
@@ -206,7 +222,8 @@ def test_shards_and_collect_merge_into_one_gradebook(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "grader", "collect", *map(str, outs), "--out", str(merged),
                            "--config", str(FAST), "--no-pdf"], cwd=REPO, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    assert sorted(_rows(merged)) == ["s1", "s2", "s3", "s4", "s5"]
+    assert sorted(_rows(merged)) == sorted(["s1", "s2", "s3", "s4", "'" + evil])
+    assert "\n'=HYPERLINK" in (merged / "grades.csv").read_text().replace('"', "")   # written as text
 
 
 # ---- collect: shard folders that describe themselves ----------------------------------------
