@@ -57,3 +57,36 @@ def test_csv_ranks_pairs_and_neutralises_names():
     text = sim.to_csv(pairs)
     assert text.splitlines()[0].startswith("rank,a,b,kernel,similarity")
     assert "'=evil()" in text
+
+
+def test_the_similarity_command_writes_the_table_and_the_summary_section(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from grader import config
+    from grader.batch import write_gradebook
+    doc = json.loads((REPO / "tests" / "fixtures" / "results" / "cpu_fused.json").read_text())
+    out = tmp_path / "out"
+    kernels = {"orig": FUSED, "copy": _disguise(FUSED), "other": NAIVE}
+    for sid, src in kernels.items():
+        folder = out / "students" / sid
+        folder.mkdir(parents=True)
+        (folder / "results.json").write_text(json.dumps({**doc, "submission": {**doc["submission"], "name": sid},
+                                                         "sources": {"cpp": src}}))
+        (folder / "batch.json").write_text(json.dumps({"submission": sid, "key": "k", "finished_at": "x"}))
+    cfg = config.load(REPO / "tests" / "fast_config.toml")
+    write_gradebook(out, sorted(kernels), cfg, *config.load_rubric(REPO / "tests" / "fast_config.toml"), {},
+                    render_pdf=False)
+    proc = subprocess.run([sys.executable, "-m", "grader", "similarity", str(out)], cwd=REPO,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    first = (out / "similarity.csv").read_text().splitlines()[1].split(",")
+    assert first[:4] == ["1", "copy", "orig", "cpp"] and float(first[4]) >= 0.9
+    assert "summary.pdf rebuilt" in proc.stdout
+    from pypdf import PdfReader
+    text = "".join(p.extract_text() for p in PdfReader(out / "summary.pdf").pages)
+    assert "Similar kernels" in text and "copy" in text
+    bad = subprocess.run([sys.executable, "-m", "grader", "similarity", str(tmp_path / "nope")], cwd=REPO,
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1
