@@ -187,12 +187,12 @@ def test_kill_9_at_any_moment_then_rerun_gives_a_complete_gradebook(tmp_path):
     proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     deadline = time.monotonic() + 600
-    while not list(out.glob("*/batch.json")) and time.monotonic() < deadline and proc.poll() is None:
+    while not list(out.glob("students/*/batch.json")) and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.2)
     time.sleep(1.0)                                    # mid-way through the next submission
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
-    finished_before = {p.parent.name for p in out.glob("*/batch.json")}
+    finished_before = {p.parent.name for p in out.glob("students/*/batch.json")}
     assert 0 < len(finished_before) < 4
     rerun = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=900)
     assert rerun.returncode == 0, rerun.stderr[-2000:]

@@ -98,7 +98,9 @@ def test_a_moved_cache_still_finds_its_builds(tmp_path):
               "torch.softmax(q @ q.transpose(-1, -2) / 8, -1) @ q).abs().max())}))")
     import time
     text = (SUBMISSIONS / "correct" / "scalar_loop.py").read_text()   # a source no cache holds yet
-    (tmp_path / "attention.py").write_text(text.replace('_CPP_SRC = r"""', f'_CPP_SRC = r"""\n// {time.time_ns()}', 1))
+    fresh = text.replace("#include <torch/extension.h>", f"// {time.time_ns()}\n#include <torch/extension.h>", 1)
+    assert fresh != text
+    (tmp_path / "attention.py").write_text(fresh)
     sub = str(tmp_path / "attention.py")
 
     def run(cache):    # the binding module comes from the repo's cache (GRADER_SHARED_CACHE)
