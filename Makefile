@@ -12,10 +12,13 @@
 #   make test-gpu                                           the GPU tests (on a GPU machine)
 #   make bench-reference                                    reference kernels vs SDPA, table
 #   make fidelity [SUBMISSION=path]                         5 grades of one submission: timing spread
-#   make batch SUBMISSIONS=dir [BATCH_OUT=dir] [GPUS=0,1] [HIDDEN=file] [JOBS=n]
+#   make batch SUBMISSIONS=dir [BATCH_OUT=dir] [GPUS=0,1|visible] [HIDDEN=file] [JOBS=n]
+#              [SHARD=k/n] [TIMESTAMPS=csv] [SANDBOX=auto|on|off]
 #                                                           grade a class: gradebook, PDFs, Gradescope
 #   make batch-demo [GPUS=0]                                the fixture class of known-good/-bad submissions
 #   make redteam                                            grade the class of attacks on the judge: what held
+#   make collect SHARDS="dir1 dir2 ..." [MERGED=dir]        merge --shard outputs into one gradebook
+#   make gradescope                                         report/autograder.zip (Gradescope, CPU path)
 
 SUBMISSION ?= student_template/attention.py
 BACKEND ?= auto
@@ -27,7 +30,8 @@ PYTHON = $(eval PYTHON := $(shell tools/python.sh))$(PYTHON)
 LABEL ?= after
 BATCH_OUT ?= report/batch
 
-.PHONY: grade report demo test test-gpu check-compile profile bench-reference fidelity clean-cache batch batch-demo redteam
+.PHONY: grade report demo test test-gpu check-compile profile bench-reference fidelity clean-cache batch batch-demo \
+	collect gradescope redteam
 
 grade:
 	@$(PYTHON) -m grader grade $(SUBMISSION) --backend $(BACKEND) --json $(OUT)/results.json --report $(if $(RUN),--label $(RUN)) $(if $(BEFORE),--before $(BEFORE))
@@ -65,8 +69,8 @@ fidelity:
 	@$(PYTHON) tools/fidelity.py $(if $(filter student_template/attention.py,$(SUBMISSION)),reference/fused.cu,$(SUBMISSION))
 
 batch:
-	@test -n "$(SUBMISSIONS)" || { echo "usage: make batch SUBMISSIONS=folder [BATCH_OUT=report/batch] [GPUS=0,1] [HIDDEN=hidden.toml] [JOBS=n]"; exit 2; }
-	@$(PYTHON) -m grader batch $(SUBMISSIONS) --out $(BATCH_OUT) $(if $(GPUS),--gpus $(GPUS)) $(if $(HIDDEN),--hidden $(HIDDEN)) $(if $(JOBS),--jobs $(JOBS))
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make batch SUBMISSIONS=folder [BATCH_OUT=report/batch] [GPUS=0,1|visible] [HIDDEN=hidden.toml] [JOBS=n] [SHARD=k/n] [TIMESTAMPS=file.csv] [SANDBOX=auto|on|off]"; exit 2; }
+	@$(PYTHON) -m grader batch $(SUBMISSIONS) --out $(BATCH_OUT) $(if $(GPUS),--gpu-ids $(GPUS)) $(if $(HIDDEN),--hidden $(HIDDEN)) $(if $(JOBS),--jobs $(JOBS)) $(if $(SHARD),--shard $(SHARD)) $(if $(TIMESTAMPS),--timestamps $(TIMESTAMPS)) $(if $(SANDBOX),--sandbox $(SANDBOX))
 
 batch-demo:
 	@$(PYTHON) tools/fixture_class.py report/class --out $(BATCH_OUT) $(if $(GPUS),--gpu)
@@ -74,6 +78,13 @@ batch-demo:
 
 redteam:
 	@$(PYTHON) tools/redteam.py
+
+collect:
+	@test -n "$(SHARDS)" || { echo "usage: make collect SHARDS=\"shard-1 shard-2 ...\" [MERGED=dir]"; exit 2; }
+	@$(PYTHON) -m grader collect $(SHARDS) $(if $(MERGED),--out $(MERGED))
+
+gradescope:
+	@$(PYTHON) tools/gradescope/build_zip.py --out $(OUT)/autograder.zip
 
 clean-cache:
 	rm -rf .cache/grader

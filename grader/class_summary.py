@@ -1,6 +1,7 @@
 """summary.pdf of a batch: verdicts, pass rate per config, speedup distribution, fastest
-kernels, flagged and failed submissions. Computed from the gradebook rows and the
-results documents; laid out by report_template/summary.typ.j2."""
+kernels, flagged and failed submissions, the instructor's overrides and the most similar
+pairs of kernels. Computed from the gradebook rows and the results documents; laid out by
+report_template/summary.typ.j2."""
 from __future__ import annotations
 
 import statistics
@@ -8,8 +9,10 @@ from collections import Counter
 from datetime import date
 from pathlib import Path
 
-from .config import Config
+from .config import REPO_ROOT, Config
 from .report import format_ms, lit, render_template
+
+TEMPLATE = REPO_ROOT / "student_template" / "attention.py"
 
 
 def _chart(speedups: list[float], ref: float | None, path: Path) -> None:
@@ -38,7 +41,14 @@ def _integrity(flags: str) -> list[str]:
     return [f for f in flags.split(";") if f and not f.endswith(":no_timestamp")]
 
 
-def context(rows: list[dict], docs: list[dict], cfg: Config, build: Path) -> dict:
+def similar_pairs(docs: list[dict]) -> list:
+    """Every pair of kernels by similarity (grader/similarity.py), the template's lines ignored."""
+    from .similarity import class_sources, compare, template_hashes
+    return compare(class_sources(docs), template_hashes(TEMPLATE) if TEMPLATE.is_file() else {})
+
+
+def context(rows: list[dict], docs: list[dict], cfg: Config, build: Path, n_hidden: int | None = None,
+            overrides: tuple = ()) -> dict:
     n = len(rows)
     verdicts = Counter(r["status"] for r in rows)
     scores = [r["score"] for r in rows]
@@ -48,7 +58,7 @@ def context(rows: list[dict], docs: list[dict], cfg: Config, build: Path) -> dic
         passed = sum(1 for r in ran if r[f"config{i + 1}_passed"] is True)
         configs.append({"name": f"config {i + 1}", "shape": str(shape), "passed": passed, "ran": len(ran),
                         "rate": f"{passed / len(ran):.0%}" if ran else "-"})
-    for i in range(len(cfg.hidden_configs)):
+    for i in range(len(cfg.hidden_configs) if n_hidden is None else n_hidden):
         ran = [r for r in rows if r.get(f"hidden{i + 1}_passed") not in (None, "")]
         passed = sum(1 for r in ran if r[f"hidden{i + 1}_passed"] is True)
         configs.append({"name": f"hidden {i + 1}", "shape": "hidden", "passed": passed, "ran": len(ran),
@@ -81,8 +91,26 @@ def context(rows: list[dict], docs: list[dict], cfg: Config, build: Path) -> dic
                     for r in rows if _integrity(r["flags"])],
         "failures": [{"id": r["submission"], "verdict": r["status"], "message": r["message"][:160]}
                      for r in rows if r["status"] != "ok"],
+        **_overrides_and_similarity(docs, overrides),
     }
 
 
-def render_summary(rows: list[dict], docs: list[dict], cfg: Config, out_pdf: Path) -> Path:
-    return render_template("summary.typ.j2", lambda build: context(rows, docs, cfg, build), out_pdf)
+def _overrides_and_similarity(docs: list[dict], overrides) -> dict:
+    from .similarity import K_TOKENS, REPORT_ABOVE, WINDOW
+    pairs = similar_pairs(docs)
+    shown = [p for p in pairs if p.score >= REPORT_ABOVE][:25]
+    return {
+        "overrides": [{"id": o.student, "item": o.item, "value": o.value, "reviewer": o.reviewer or "-",
+                       "reason": o.reason[:160]} for o in overrides],
+        "similar": [{"a": p.a, "b": p.b, "kind": p.kind, "score": f"{p.score:.0%}", "shared": p.shared,
+                     "lines": f"{p.lines_a[:60]} | {p.lines_b[:60]}"} for p in shown],
+        "n_pairs": len(pairs), "similar_above": f"{REPORT_ABOVE:.0%}",
+        "similar_min_tokens": WINDOW + K_TOKENS - 1,
+    }
+
+
+def render_summary(rows: list[dict], docs: list[dict], cfg: Config, n_hidden: int | None, out_pdf: Path,
+                   overrides: tuple = ()) -> Path:
+    """summary.pdf; `n_hidden`: hidden configs graded (None: those of `cfg`)."""
+    return render_template("summary.typ.j2", lambda build: context(rows, docs, cfg, build, n_hidden, tuple(overrides)),
+                           out_pdf)

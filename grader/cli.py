@@ -43,6 +43,7 @@ def cmd_grade(args) -> int:
     result = grade(args.submission, cfg, backend=args.backend, bench=not args.no_bench,
                    progress=None if args.quiet else _progress)
     print(format_result(result), end="")
+    _print_score_preview(result, args.config)
     if args.json:
         write_json_atomic(args.json, result.to_json())
         print(f"results written to {args.json}")
@@ -57,6 +58,14 @@ def cmd_grade(args) -> int:
             except (ReportError, ImportError) as e:
                 print(f"report not written: {e}", file=sys.stderr)
     return result.exit_code
+
+
+def _print_score_preview(result, config_path) -> None:
+    """The points the public rubric gives this result (a preview; INSTRUCTORS.md section 4)."""
+    from .gradebook import preview
+    from .summary import format_score_preview
+    rubric, deadline = config_mod.load_rubric(config_path)
+    print(format_score_preview(preview(result.to_json(), rubric, deadline)), end="")
 
 
 def cmd_check_compile(args) -> int:
@@ -181,12 +190,11 @@ def cmd_ai(args) -> int:
 
 
 def _gpus(text: str | None) -> tuple[int, ...]:
-    if not text:
-        return ()
+    from .batch.devices import DeviceError, parse_gpus
     try:
-        return tuple(int(x) for x in text.split(","))
-    except ValueError:
-        raise ConfigError(f"--gpus {text!r}: expected GPU indices like 0 or 0,1") from None
+        return parse_gpus(text)
+    except DeviceError as e:
+        raise ConfigError(str(e)) from None
 
 
 def _shard(text: str) -> tuple[int, int]:
@@ -211,6 +219,7 @@ def cmd_batch(args) -> int:
                         timestamps=Path(args.timestamps) if args.timestamps else None,
                         render_pdf=not args.no_pdf, memory_gb=args.memory_limit)
     try:
+        _check_overrides(Path(args.out), opts)      # a typo stops the batch now, not after an hour
         summary = Batch(opts, log=lambda line: print(line, flush=True)).run()
     except BatchError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -229,15 +238,31 @@ def cmd_batch(args) -> int:
     return 0
 
 
+def _check_overrides(out: Path, opts) -> None:
+    from .batch.outputs import read_overrides
+    from .batch.record import setup_from
+    read_overrides(out, setup_from(opts.cfg, opts.rubric, opts.deadline, {}))
+
+
 def cmd_collect(args) -> int:
     from .batch import BatchError, collect, read_timestamps
-    cfg = config_mod.load(args.config, hidden=args.hidden)
-    rubric, deadline = config_mod.load_rubric(args.config)
-    stamps = read_timestamps(Path(args.timestamps)) if args.timestamps else {}
-    dest = Path(args.out) if args.out else Path(args.outs[0])
+    from .batch.record import read, setup_from
+    outs = [Path(o) for o in args.outs]
+    dest = Path(args.out) if args.out else outs[0].resolve().parent / "merged"
+    rubric = deadline = hidden = legacy = None
+    if args.config:
+        rubric, deadline = config_mod.load_rubric(args.config)
+    if args.hidden:
+        hidden = config_mod.load(args.config or config_mod.DEFAULT_CONFIG, hidden=args.hidden)
+    stamps = read_timestamps(Path(args.timestamps)) if args.timestamps else None
     try:
-        rows = collect([Path(o) for o in args.outs], dest, cfg, rubric, deadline, stamps,
-                       render_pdf=not args.no_pdf)
+        if all(o.is_dir() and read(o) is None for o in outs):     # graded before grading.json existed
+            print("note: these folders do not record their config (an older grader): collecting with "
+                  "--config/--hidden/--timestamps as given", file=sys.stderr)
+            cfg = config_mod.load(args.config or config_mod.DEFAULT_CONFIG, hidden=args.hidden)
+            rubric, deadline = config_mod.load_rubric(args.config or config_mod.DEFAULT_CONFIG)
+            legacy, stamps = setup_from(cfg, rubric, deadline, stamps or {}), stamps or {}
+        rows = collect(outs, dest, rubric, deadline, stamps, hidden, render_pdf=not args.no_pdf, legacy=legacy)
     except BatchError as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE
@@ -245,8 +270,58 @@ def cmd_collect(args) -> int:
     return 0
 
 
+def cmd_similarity(args) -> int:
+    import json
+
+    from .batch import BatchError
+    from .batch.outputs import rebuild_from_record, student_folders
+    from .class_summary import similar_pairs
+    from .similarity import format_table, to_csv
+    out = Path(args.out)
+    if not out.is_dir():
+        print(f"error: {out} is not a batch output folder", file=sys.stderr)
+        return EXIT_USAGE
+    docs = []
+    for folder in student_folders(out):
+        try:
+            docs.append(json.loads((folder / "results.json").read_text()))
+        except (OSError, ValueError):
+            continue
+    pairs = similar_pairs(docs)
+    (out / "similarity.csv").write_text(to_csv(pairs))
+    print(format_table(pairs, top=args.top))
+    print(f"\n{len(docs)} submissions, {len(pairs)} pairs sharing fingerprints: {out / 'similarity.csv'}")
+    if not args.no_pdf:
+        try:
+            if rebuild_from_record(out):
+                print(f"summary.pdf rebuilt with its similarity section: {out / 'summary.pdf'}")
+        except BatchError as e:
+            print(f"summary.pdf not rebuilt: {e}", file=sys.stderr)
+    return 0
+
+
+class _Version(argparse.Action):
+    """--version: the grader's version and, in a git checkout, its commit."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, help="print the grader's version and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        import subprocess
+
+        from . import __version__
+        try:
+            commit = subprocess.run(["git", "-C", str(REPO_ROOT), "describe", "--always", "--dirty"],
+                                    capture_output=True, text=True, timeout=5).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            commit = ""
+        print(f"attention-grader {__version__}" + (f" (git {commit})" if commit else ""))
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m grader", description="Grade attention kernels.")
+    p.add_argument("--version", action=_Version)
     sub = p.add_subparsers(dest="command", required=True)
     g = sub.add_parser("grade", help="compile, check and benchmark one submission")
     g.add_argument("submission", nargs="?", default=str(DEFAULT_SUBMISSION),
@@ -308,7 +383,10 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--config", default=str(config_mod.DEFAULT_CONFIG))
     b.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) - 1),
                    help="submissions compiled at once (default: cores - 1)")
-    b.add_argument("--gpus", metavar="0,1,...", help="GPUs to time on, one submission per GPU at a time")
+    b.add_argument("--gpu-ids", "--gpus", dest="gpus", metavar="0,1|visible",
+                   help="indices of the GPUs to time on (not a count), one submission per GPU at a time; "
+                        "numbered as CUDA_VISIBLE_DEVICES lists them when it is set (Slurm); 'visible' = "
+                        "every GPU it lists")
     b.add_argument("--shard", default="1/1", metavar="K/N", help="grade slice K of N (cluster arrays)")
     b.add_argument("--timeout-compile", type=float, metavar="S")
     b.add_argument("--timeout-run", type=float, metavar="S", help="check and bench timeouts")
@@ -321,14 +399,22 @@ def build_parser() -> argparse.ArgumentParser:
                    help="resident memory per submission (default 16)")
     b.add_argument("--no-pdf", action="store_true", help="skip report.pdf and summary.pdf")
     b.set_defaults(func=cmd_batch)
-    co = sub.add_parser("collect", help="merge the OUT folders of --shard runs into one gradebook")
+    co = sub.add_parser("collect", help="merge the OUT folders of --shard runs into one gradebook, "
+                        "under the config, hidden configs and submission times they recorded")
     co.add_argument("outs", nargs="+", help="batch output folders")
-    co.add_argument("--out", help="merged folder (default: the first one)")
-    co.add_argument("--config", default=str(config_mod.DEFAULT_CONFIG))
-    co.add_argument("--hidden", metavar="FILE")
-    co.add_argument("--timestamps", metavar="CSV")
+    co.add_argument("--out", help="merged folder (default: 'merged' beside the first one; never an input)")
+    co.add_argument("--config", help="score with this config's rubric and deadline (default: the ones the "
+                    "shards recorded)")
+    co.add_argument("--hidden", metavar="FILE", help="check that the shards were graded with this hidden file")
+    co.add_argument("--timestamps", metavar="CSV", help="submission times to use instead of the recorded ones")
     co.add_argument("--no-pdf", action="store_true")
     co.set_defaults(func=cmd_collect)
+    si = sub.add_parser("similarity", help="compare every pair of kernels of a batch: OUT/similarity.csv and a "
+                        "section of summary.pdf")
+    si.add_argument("out", help="a batch (or collect) output folder")
+    si.add_argument("--top", type=int, default=20, help="pairs printed (all are in the CSV)")
+    si.add_argument("--no-pdf", action="store_true", help="do not rebuild summary.pdf")
+    si.set_defaults(func=cmd_similarity)
     return p
 
 

@@ -198,11 +198,26 @@ def _build_args(src: Source, cfg: Config, tier: str, link: bool = True) -> dict:
     return args
 
 
+def host_cpu() -> str:
+    """The host CPU as -march=native sees it: model name and feature flags (/proc/cpuinfo),
+    so a build cache shared between machines (a cluster's $HOME) never hands a node a
+    binary built for instructions it lacks."""
+    keep = ("vendor_id", "model name", "flags", "cpu family", "model", "Features", "CPU implementer", "CPU part")
+    try:
+        with open("/proc/cpuinfo") as f:
+            first = f.read().split("\n\n")[0]
+    except OSError:
+        import platform
+        return f"{platform.machine()}|{platform.processor()}"
+    return "|".join(line.split(":", 1)[1].strip() for line in first.splitlines()
+                    if ":" in line and line.split(":", 1)[0].strip() in keep)
+
+
 def source_hash(src: Source, cfg: Config) -> str:
     """Key of a build folder: changes whenever anything that affects the binary does."""
     h = hashlib.sha256()
     headers = sorted(p for d in (PRELUDE_DIR, PROXY_DIR, PROXY_ABI_DIR, COMMON_HEADERS_DIR) for p in d.rglob("*.h"))
-    for part in (BUILD_VERSION, _torch_key(), annotate(src), json.dumps(_build_args(src, cfg, "lean")),
+    for part in (BUILD_VERSION, _torch_key(), host_cpu(), annotate(src), json.dumps(_build_args(src, cfg, "lean")),
                  DISPATCH_SRC.read_text(), *(p.read_text() for p in headers)):
         h.update(part.encode())
         h.update(b"\0")

@@ -12,20 +12,25 @@ Scoring (INSTRUCTORS.md explains it to people):
   `max_slowdown` the kernel meets at the largest benchmark S;
 - profiler evidence: `profile_points` when profiles/ held an export the grader read,
   `before_after_points` when it held two labelled ones;
-- written answers: `written_points` per non-empty section of report.md;
-- `cheat_suspected` scores 0 until a person has reviewed it;
-- late: minus `penalty_per_day` of the score per started day after due + grace; 0 after
-  `max_late_days`.
+- written answers: `written_points` per non-empty section of report.md (provisional: a
+  person grades the text through overrides.csv);
+- `cheat_suspected` scores 0 until a person has reviewed it (overrides.csv `review`);
+- late: minus `penalty_per_day` of the score per started day after due + grace (+ the
+  student's `extension` days); 0 after `max_late_days`.
+A person's decisions (grader/overrides.py) are applied by `scored`; the gradebook's
+`overrides` column says which, and by whom.
 """
 from __future__ import annotations
 
 import csv
 import io
 import math
-from dataclasses import dataclass
-from datetime import datetime
+import re
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
 
 from .config import Deadline, Rubric
+from .overrides import Override, OverrideError
 from .report import SECTION_KEYS, SECTIONS, split_answers
 
 
@@ -36,6 +41,7 @@ class Item:
     max_score: float
     output: str
     visibility: str = "visible"      # Gradescope: visible | hidden | after_due_date | after_published
+    key: str = ""                    # what overrides.csv calls it: config1, performance, written:gap, ...
 
 
 @dataclass(frozen=True)
@@ -46,7 +52,8 @@ class Lateness:
     note: str
 
 
-def lateness(submitted_at: str | None, deadline: Deadline | None) -> Lateness:
+def lateness(submitted_at: str | None, deadline: Deadline | None, extension_days: float = 0) -> Lateness:
+    """How late a submission is; `extension_days` move this student's deadline."""
     if deadline is None:
         return Lateness(0, 0.0, submitted_at, "no deadline configured")
     if not submitted_at:
@@ -57,14 +64,16 @@ def lateness(submitted_at: str | None, deadline: Deadline | None) -> Lateness:
         return Lateness(0, 0.0, submitted_at, f"unreadable submission time {submitted_at!r}: treated as on time")
     if when.tzinfo is None:
         when = when.replace(tzinfo=deadline.due.tzinfo)
-    late_s = (when - deadline.due).total_seconds() - deadline.grace_minutes * 60
+    due = deadline.due + timedelta(days=extension_days)
+    ext = f" (with a {extension_days:g}-day extension)" if extension_days else ""
+    late_s = (when - due).total_seconds() - deadline.grace_minutes * 60
     if late_s <= 0:
-        return Lateness(0, 0.0, submitted_at, "on time")
+        return Lateness(0, 0.0, submitted_at, "on time" + ext)
     days = math.ceil(late_s / 86400)
     if deadline.max_late_days and days > deadline.max_late_days:
-        return Lateness(days, 1.0, submitted_at, f"{days} days late: past the {deadline.max_late_days:g}-day limit")
+        return Lateness(days, 1.0, submitted_at, f"{days} days late{ext}: past the {deadline.max_late_days:g}-day limit")
     penalty = min(1.0, days * deadline.penalty_per_day)
-    return Lateness(days, penalty, submitted_at, f"{days} day{'s' * (days != 1)} late: -{penalty:.0%}")
+    return Lateness(days, penalty, submitted_at, f"{days} day{'s' * (days != 1)} late{ext}: -{penalty:.0%}")
 
 
 def _largest_row(doc: dict) -> dict | None:
@@ -84,20 +93,20 @@ def score_items(doc: dict, rubric: Rubric, hidden_count: int | None = None) -> l
         shape = shapes[i] if i < len(shapes) else {}
         label = f"correctness: config {i + 1}" + (f" (B={shape['B']} H={shape['H']} S={shape['S']} D={shape['D']})" if shape else "")
         if c is None:
-            items.append(Item(label, 0, pts, f"not run: {doc['verdict']} - {doc['message']}"))
+            items.append(Item(label, 0, pts, f"not run: {doc['verdict']} - {doc['message']}", key=f"config{i + 1}"))
             continue
         ok = c["passed"] and not cheat
         err = "-" if c.get("max_err") is None else f"{c['max_err']:.2e}"
         items.append(Item(label, pts if ok else 0, pts,
                           f"max_err {err} (bar {doc['config']['tolerance']:g}): "
-                          + ("passed" if c["passed"] else c.get("message") or "failed")))
+                          + ("passed" if c["passed"] else c.get("message") or "failed"), key=f"config{i + 1}"))
     n_hidden = len(hidden) if hidden_count is None else hidden_count
     for i in range(n_hidden):
         c = hidden[i] if i < len(hidden) else None
         ok = bool(c and c["passed"]) and not cheat
         out = "not run" if c is None else ("passed" if c["passed"] else c.get("message") or "failed")
         items.append(Item(f"correctness: hidden config {i + 1}", rubric.hidden_points if ok else 0,
-                          rubric.hidden_points, out, visibility="after_published"))
+                          rubric.hidden_points, out, visibility="after_published", key=f"hidden{i + 1}"))
     if rubric.performance:
         best = max(p for _, p in rubric.performance)
         row = _largest_row(doc)
@@ -109,32 +118,72 @@ def score_items(doc: dict, rubric: Rubric, hidden_count: int | None = None) -> l
             out += f"; tier <= {tier[0]:g}x" if tier else "; slower than every tier"
         elif cheat:
             out = "withheld: integrity flags need review"
-        items.append(Item("performance vs SDPA", pts, best, out))
+        items.append(Item("performance vs SDPA", pts, best, out, key="performance"))
     # a warm-cache export (make profile records one beside each cold one) is not a label of its own
     labels = sorted({k.get("profile", "") for k in doc.get("profiles", []) if k.get("cache") != "warm"})
     if rubric.profile_points:
         items.append(Item("profiler evidence", rubric.profile_points if labels else 0, rubric.profile_points,
-                          f"profiles read: {', '.join(labels)}" if labels else "no readable profiler export in profiles/"))
+                          f"profiles read: {', '.join(labels)}" if labels else "no readable profiler export in profiles/",
+                          key="profile"))
     if rubric.before_after_points:
         items.append(Item("profiler evidence: before and after", rubric.before_after_points if len(labels) >= 2 else 0,
-                          rubric.before_after_points, f"{len(labels)} labelled profile(s)"))
+                          rubric.before_after_points, f"{len(labels)} labelled profile(s)", key="before_after"))
     if rubric.written_points:
         _, answers = split_answers(doc.get("report_md"))
         for key, title in zip(SECTION_KEYS, SECTIONS):
             present = bool(answers.get(key))
             items.append(Item(f"written: {title}", rubric.written_points if present else 0, rubric.written_points,
-                              "answered" if present else "missing from report.md"))
+                              "answered (provisional: full points for a non-empty section until a person "
+                              "grades it)" if present else "missing from report.md", key=f"written:{key}"))
+    return items
+
+
+def item_keys(rubric: Rubric, n_public: int, n_hidden: int) -> set[str]:
+    """The item names overrides.csv may use for this rubric."""
+    empty = {"verdict": "ok", "message": "", "config": {"tolerance": 0}}
+    return {i.key for i in score_items(empty, rubric, hidden_count=n_hidden)} | {
+        f"config{i + 1}" for i in range(n_public)}
+
+
+def scored(doc: dict, rubric: Rubric, hidden_count: int | None, chosen: dict[str, Override]) -> list[Item]:
+    """The rubric's items with a person's decisions applied (`chosen`: item -> the
+    student's override, grader/overrides.py). Raises OverrideError for points outside
+    an item's range."""
+    review = chosen.get("review")
+    if review and review.value == "cleared" and doc["verdict"] == "cheat_suspected":
+        doc = {**doc, "verdict": doc.get("verdict_without_flags") or doc["verdict"]}
+    items = score_items(doc, rubric, hidden_count)
+    who = lambda o: f"{o.reviewer or 'a reviewer'}" + (f": {o.reason}" if o.reason else "")  # noqa: E731
+    if review and review.value == "confirmed":
+        items = [replace(i, score=0, output=f"0: the integrity review confirmed the flags ({who(review)})")
+                 for i in items]
+    for i, item in enumerate(items):
+        o = chosen.get(item.key)
+        if o is None:
+            continue
+        if not 0 <= o.number <= item.max_score:
+            raise OverrideError(f"overrides.csv, line {o.line}: {o.item} takes 0 to {item.max_score:g} points "
+                                f"(got {o.value})")
+        items[i] = replace(item, score=o.number, output=f"{o.number:g} of {item.max_score:g}, set by {who(o)} "
+                                                        f"(automatic: {item.score:g}; {item.output})")
+    if review:
+        items.append(Item("integrity review", 0, 0, f"{review.value} by {who(review)}", visibility="hidden",
+                          key="review"))
+    if "adjust" in chosen:
+        o = chosen["adjust"]
+        items.append(Item("manual adjustment", o.number, 0, f"{o.number:+g} points, by {who(o)}", key="adjust"))
     return items
 
 
 def total(items: list[Item], late: Lateness) -> tuple[float, float]:
-    raw = sum(i.score for i in items)
+    raw = max(0.0, sum(i.score for i in items))
     return round(raw * (1 - late.penalty), 2), round(sum(i.max_score for i in items), 2)
 
 
 # ---- the gradebook row --------------------------------------------------------------------
 
-def row(doc: dict, items: list[Item], late: Lateness, sizes: list[int], n_public: int, n_hidden: int) -> dict:
+def row(doc: dict, items: list[Item], late: Lateness, sizes: list[int], n_public: int, n_hidden: int,
+        chosen: dict[str, Override] | None = None) -> dict:
     score, max_score = total(items, late)
     r = {"submission": doc["submission"]["name"], "status": doc["verdict"], "score": score,
          "max_score": max_score}
@@ -161,6 +210,7 @@ def row(doc: dict, items: list[Item], late: Lateness, sizes: list[int], n_public
     r["late_penalty"] = late.penalty
     r["backend"] = doc.get("backend")
     r["message"] = doc.get("message", "")[:300]
+    r["overrides"] = "; ".join(o.label() for o in sorted((chosen or {}).values(), key=lambda o: o.line))
     return r
 
 
@@ -169,7 +219,24 @@ def columns(sizes: list[int], n_public: int, n_hidden: int) -> list[str]:
     cols += [f"config{i + 1}_{x}" for i in range(n_public) for x in ("max_err", "passed")]
     cols += [f"hidden{i + 1}_{x}" for i in range(n_hidden) for x in ("max_err", "passed")]
     cols += [f"{x}_S{S}" for S in sizes for x in ("student_ms", "sdpa_ms", "slowdown")]
-    return cols + ["compile_seconds", "flags", "late_days", "late_penalty", "backend", "message"]
+    return cols + ["compile_seconds", "flags", "late_days", "late_penalty", "backend", "message", "overrides"]
+
+
+_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+_FORMULA_START = re.compile(r"[=+\-@\x00-\x1f]")
+
+
+def cell(value) -> object:
+    """A value as a spreadsheet cell that cannot run: text starting with = + - @ or a
+    control character (tab, CR, ...) gets a leading ' (OWASP's rule for CSV injection);
+    numbers, including negative ones, stay numbers. A bare CR becomes a newline (the csv
+    module quotes fields holding the line terminator, "\n", but not a lone "\r")."""
+    if value is None:
+        return ""
+    if not isinstance(value, str) or _NUMBER.fullmatch(value):
+        return value
+    value = ("'" + value if _FORMULA_START.match(value) else value).replace("\r\n", "\n").replace("\r", "\n")
+    return value
 
 
 def to_csv(rows: list[dict], cols: list[str]) -> str:
@@ -177,7 +244,7 @@ def to_csv(rows: list[dict], cols: list[str]) -> str:
     w = csv.DictWriter(buf, fieldnames=cols, extrasaction="ignore", lineterminator="\n")
     w.writeheader()
     for r in rows:
-        w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in cols})
+        w.writerow({k: cell(r.get(k)) for k in cols})
     return buf.getvalue()
 
 
@@ -187,7 +254,8 @@ def gradescope(doc: dict, items: list[Item], late: Lateness) -> dict:
     """Gradescope's autograder results.json: score, tests[], leaderboard."""
     score, _ = total(items, late)
     tests = [{"name": i.name, "score": i.score, "max_score": i.max_score, "output": i.output,
-              "visibility": i.visibility} for i in items]
+              "visibility": i.visibility} | ({"status": "passed" if i.score >= i.max_score else "failed"}
+                                              if i.max_score else {}) for i in items]
     if late.penalty:
         tests.append({"name": "late penalty", "score": 0, "max_score": 0,
                       "output": f"{late.note} (submitted {late.submitted_at})", "visibility": "visible"})
@@ -203,3 +271,35 @@ def gradescope(doc: dict, items: list[Item], late: Lateness) -> dict:
                                     "order": "desc"})
     return {"score": score, "output": f"verdict: {doc['verdict']} - {doc['message']}",
             "tests": tests, "leaderboard": leaderboard, "visibility": "visible"}
+
+
+# ---- the student's preview (make grade, report.pdf) --------------------------------------
+
+@dataclass(frozen=True)
+class Preview:
+    """What the public rubric gives a results document, before what only the course knows."""
+    items: tuple[Item, ...]
+    score: float
+    max_score: float
+    may_change: tuple[str, ...]      # what can still move the grade, one sentence each
+
+
+def preview(doc: dict, rubric: Rubric, deadline: Deadline | None = None) -> Preview | None:
+    """The public rubric's items (no hidden configs, no lateness, no review) for one
+    results document; None when the config has no [rubric]."""
+    items = tuple(score_items(doc, rubric, hidden_count=0))
+    if not any(i.max_score for i in items):
+        return None
+    score, max_score = total(list(items), Lateness(0, 0.0, None, ""))
+    notes = []
+    if rubric.hidden_points:
+        notes.append(f"hidden configs ({rubric.hidden_points:g} points each) are checked when the course grades")
+    if doc["verdict"] == "cheat_suspected":
+        notes.append("integrity flags score 0 until a person has reviewed them")
+    if rubric.written_points:
+        notes.append("a person grades the written answers (here: full points for any non-empty section)")
+    if deadline is not None and deadline.penalty_per_day:
+        notes.append(f"late submissions lose {deadline.penalty_per_day:.0%} per started day after "
+                     f"{deadline.due:%Y-%m-%d %H:%M %Z}".rstrip())
+    notes.append("the course's own timing run decides the performance tier")
+    return Preview(items, score, max_score, tuple(notes))

@@ -245,7 +245,28 @@ def context(doc: dict, build: Path, profile_dir: Path | None = None, before: dic
         "flags": [{"tier": f["tier"], "detail": f["detail"]} for f in doc.get("flags", [])],
         "run_compare": _run_rows(before), "cpu_roofline": cpu_roofline,
         "verdict_without_flags": doc.get("verdict_without_flags") or "",
+        "score_preview": score_preview(doc),
     }
+
+
+# ---- score preview: the public rubric's points (grader/gradebook.py scores them) -----------
+
+def score_preview(doc: dict) -> dict | None:
+    """The preview section: the rubric of the config the results were graded with (else
+    the course's), scored by gradebook.preview; None without a [rubric]."""
+    from .config import DEFAULT_CONFIG, ConfigError, load_rubric
+    from .gradebook import preview
+    source = Path(str(doc.get("config", {}).get("source") or DEFAULT_CONFIG))
+    try:
+        rubric, deadline = load_rubric(source if source.is_file() else DEFAULT_CONFIG)
+    except ConfigError:
+        return None
+    p = preview(doc, rubric, deadline)
+    if p is None:
+        return None
+    return {"score": f"{p.score:g}", "max": f"{p.max_score:g}", "notes": list(p.may_change),
+            "rows": [{"name": i.name, "score": f"{i.score:g}", "max": f"{i.max_score:g}", "output": i.output[:200]}
+                      for i in p.items]}
 
 
 def _run_rows(before: dict | None) -> dict | None:

@@ -85,3 +85,16 @@ def format_result(r: GradeResult) -> str:
     out += ["", f"verdict: {r.verdict}" + (f" - {r.message}" if r.message else ""),
             f"         {VERDICT_HELP[r.verdict]}" if r.verdict != "ok" else ""]
     return "\n".join(out).rstrip() + "\n"
+
+
+# ---- score preview: the public rubric's points (grader/gradebook.py scores them) -----------
+
+def format_score_preview(preview) -> str:
+    """The preview block of `make grade`; `preview` from gradebook.preview (None: no rubric)."""
+    if preview is None:
+        return ""
+    out = ["", f"score preview (public rubric): {preview.score:g} / {preview.max_score:g}"]
+    for i in preview.items:
+        out.append(f"  {i.score:>5g} / {i.max_score:<4g} {i.name}")
+    out.append("  a preview, not your grade: " + "; ".join(preview.may_change) + ".")
+    return "\n".join(out) + "\n"

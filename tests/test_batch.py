@@ -154,12 +154,27 @@ def test_hidden_config_and_seed_never_reach_student_visible_files(graded_class):
     assert hidden and hidden[0]["config"] is None and "withheld" in hidden[0]["message"]
 
 
-def test_rerun_skips_everything_unchanged(graded_class):
-    proc = _batch(graded_class["subs"], graded_class["out"], "--hidden", str(graded_class["root"] / "hidden.toml"),
-                  "--no-pdf")
+def test_rerun_skips_everything_unchanged_and_applies_the_overrides(graded_class):
+    out = graded_class["out"]
+    overrides = ("student,item,value,reason,reviewer\n"
+                 "ivan,review,cleared,the aten call is the check's own (read by hand),jdoe\n"
+                 "alice,written:gap,1,one sentence,ta-kim\n")
+    (out / "overrides.csv").write_text(overrides)
+    before = _rows(out)
+    assert float(before["ivan"]["score"]) == 0
+    proc = _batch(graded_class["subs"], out, "--hidden", str(graded_class["root"] / "hidden.toml"), "--no-pdf")
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert f"{len(graded_class['expected'])} submission(s) unchanged" in proc.stdout
     assert "reference run" not in proc.stdout
+    rows = _rows(out)
+    assert (out / "overrides.csv").read_text() == overrides                      # read, never written
+    assert rows["ivan"]["overrides"] == "review=cleared by jdoe" and float(rows["ivan"]["score"]) >= 45
+    assert float(rows["alice"]["score"]) == float(before["alice"]["score"]) - 4   # 5 -> 1 for one answer
+    assert rows["alice"]["overrides"] == "written:gap=1 by ta-kim"
+    (out / "overrides.csv").write_text("student,item,value,reason,reviewer\nivan,review,maybe,,\n")
+    proc = _batch(graded_class["subs"], out, "--hidden", str(graded_class["root"] / "hidden.toml"), "--no-pdf")
+    assert proc.returncode == 2 and "line 2: a review is" in proc.stderr and "unchanged" not in proc.stdout
+    (out / "overrides.csv").unlink()
 
 
 def test_kill_9_at_any_moment_then_rerun_gives_a_complete_gradebook(tmp_path):
@@ -195,7 +210,8 @@ def test_shards_and_collect_merge_into_one_gradebook(tmp_path):
     subs = tmp_path / "subs"
     subs.mkdir()
     bad = (REPO / "tests" / "submissions" / "invalid" / "syntax_error.py").read_text()
-    for sid in ("s1", "s2", "s3", "s4", "s5"):          # invalid: graded without compiling anything
+    evil = '=HYPERLINK("http:evil.example","click")'       # a student id a spreadsheet would run
+    for sid in ("s1", "s2", "s3", "s4", evil):          # invalid: graded without compiling anything
         (subs / f"{sid}.py").write_text(bad)
     outs = []
     for k in (1, 2):
@@ -208,7 +224,146 @@ def test_shards_and_collect_merge_into_one_gradebook(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "grader", "collect", *map(str, outs), "--out", str(merged),
                            "--config", str(FAST), "--no-pdf"], cwd=REPO, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    assert sorted(_rows(merged)) == ["s1", "s2", "s3", "s4", "s5"]
+    assert sorted(_rows(merged)) == sorted(["s1", "s2", "s3", "s4", "'" + evil])
+    assert "\n'=HYPERLINK" in (merged / "grades.csv").read_text().replace('"', "")   # written as text
+
+
+# ---- collect: shard folders that describe themselves ----------------------------------------
+
+RESULT = REPO / "tests" / "fixtures" / "results" / "cpu_fused.json"
+STAMPS = {"alice": "2026-12-11T20:00:00+00:00", "bob": "2026-12-12T09:30:00+00:00"}   # bob: 1 day late
+
+
+def _hidden_cfg(tmp_path, seed=HIDDEN_SEED, S=HIDDEN_S):
+    from grader import config
+    hidden = tmp_path / f"hidden-{seed}-{S}.toml"
+    hidden.write_text(f"[correctness]\nseed = {seed}\n[[correctness.configs]]\nB = 1\nH = 2\nS = {S}\nD = 64\n")
+    return config.load(FAST, hidden=hidden), hidden
+
+
+def _shard(out: Path, ids: list, cfg, k: int, n: int, stamps=STAMPS) -> list:
+    """A graded shard without grading anything: each student's results (the CPU fixture,
+    passing its hidden config), then the gradebook as a batch writes it."""
+    from grader import config
+    from grader.batch import write_gradebook
+    doc = json.loads(RESULT.read_text())
+    doc["checks"].append({**doc["checks"][0], "config": None, "name": "hidden 1", "hidden": True})
+    for sid in ids:
+        folder = out / "students" / sid
+        folder.mkdir(parents=True)
+        (folder / "results.json").write_text(json.dumps({**doc, "submission": {**doc["submission"], "name": sid}}))
+        (folder / "batch.json").write_text(json.dumps({"submission": sid, "key": "k", "finished_at": "2026-12-20T10:00:00"}))
+    rubric, deadline = config.load_rubric(FAST)
+    return write_gradebook(out, ids, cfg, rubric, deadline, stamps, render_pdf=False, shard=(k, n))
+
+
+def _no_timing(rows):
+    return [{k: v for k, v in r.items() if "_ms_" not in k and k != "compile_seconds"} for r in rows]
+
+
+def test_collect_scores_with_the_hidden_configs_and_times_the_shards_recorded(tmp_path):
+    from grader.batch import collect, write_gradebook
+    cfg, _ = _hidden_cfg(tmp_path)
+    _shard(tmp_path / "s1", ["alice", "carol"], cfg, 1, 2)
+    _shard(tmp_path / "s2", ["bob"], cfg, 2, 2)
+    merged = collect([tmp_path / "s1", tmp_path / "s2"], tmp_path / "merged", render_pdf=False)
+    rows = {r["submission"]: r for r in merged}
+    assert rows["alice"]["max_score"] == 105 and rows["alice"]["hidden1_passed"] is True
+    assert rows["bob"]["late_days"] == 1 and rows["bob"]["late_penalty"] == pytest.approx(0.1)
+    assert "no_timestamp" not in rows["alice"]["flags"] and "warning:no_timestamp" in rows["carol"]["flags"]
+    # the same as one machine grading the whole class
+    one = _shard(tmp_path / "one", ["alice", "bob", "carol"], cfg, 1, 1)
+    assert _no_timing(sorted(merged, key=lambda r: r["submission"])) == _no_timing(one)
+    assert (tmp_path / "merged" / "grades.csv").read_text() == (tmp_path / "one" / "grades.csv").read_text()
+    gs = json.loads((tmp_path / "merged" / "students" / "alice" / "results_gradescope.json").read_text())
+    assert any(t["name"] == "correctness: hidden config 1" and t["score"] == 5 for t in gs["tests"])
+
+
+def test_grading_json_keeps_the_secrets_out(tmp_path):
+    cfg, _ = _hidden_cfg(tmp_path)
+    _shard(tmp_path / "s1", ["alice"], cfg, 1, 1)
+    text = (tmp_path / "s1" / "grading.json").read_text()
+    doc = json.loads(text)
+    assert doc["hidden"]["configs"] == 1 and len(doc["hidden"]["digest"]) == 32 and doc["config"]["seed"] is None
+    assert str(HIDDEN_SEED) not in text and not STANDALONE_S.search(text)
+    assert doc["timestamps"] == {"alice": STAMPS["alice"]} and doc["shard"] == [1, 1]
+
+
+def test_collect_refuses_shards_graded_under_different_configs(tmp_path):
+    from dataclasses import replace
+
+    from grader.batch import collect
+    cfg, _ = _hidden_cfg(tmp_path)
+    other_hidden, _ = _hidden_cfg(tmp_path, seed=7)
+    _shard(tmp_path / "s1", ["alice"], cfg, 1, 3)
+    _shard(tmp_path / "s2", ["bob"], replace(cfg, timeout_check=99.0), 2, 3)
+    _shard(tmp_path / "s3", ["carol"], other_hidden, 3, 3)
+    with pytest.raises(BatchError, match="differs in: timeout_check"):
+        collect([tmp_path / "s1", tmp_path / "s2"], tmp_path / "m", render_pdf=False)
+    with pytest.raises(BatchError, match="differs in: the hidden configs"):
+        collect([tmp_path / "s1", tmp_path / "s3"], tmp_path / "m", render_pdf=False)
+    with pytest.raises(BatchError, match="--hidden does not match"):
+        collect([tmp_path / "s1"], tmp_path / "m", hidden=other_hidden, render_pdf=False)
+    warnings = []
+    collect([tmp_path / "s1"], tmp_path / "m", hidden=cfg, render_pdf=False, warn=warnings.append)
+    assert any("shards 2/3, 3/3 not among the folders" in w for w in warnings), warnings
+
+
+def test_folders_without_a_record_need_the_flags_and_cannot_mix(tmp_path):
+    from grader import config
+    from grader.batch import collect
+    from grader.batch.record import setup_from
+    cfg, _ = _hidden_cfg(tmp_path)
+    _shard(tmp_path / "s1", ["alice"], cfg, 1, 2)
+    _shard(tmp_path / "s2", ["bob"], cfg, 2, 2)
+    (tmp_path / "s2" / "grading.json").unlink()
+    with pytest.raises(BatchError, match="s2: no grading.json"):
+        collect([tmp_path / "s1", tmp_path / "s2"], tmp_path / "m", render_pdf=False)
+    (tmp_path / "s1" / "grading.json").unlink()
+    rubric, deadline = config.load_rubric(FAST)
+    rows = collect([tmp_path / "s1", tmp_path / "s2"], tmp_path / "m", stamps={}, render_pdf=False,
+                   legacy=setup_from(cfg, rubric, deadline, {}))
+    assert sorted(r["submission"] for r in rows) == ["alice", "bob"] and rows[0]["max_score"] == 105
+
+
+def test_an_override_survives_a_collect_and_shard_overrides_are_named(tmp_path):
+    from grader.batch import collect
+    cfg, _ = _hidden_cfg(tmp_path)
+    _shard(tmp_path / "s1", ["alice", "carol"], cfg, 1, 2)
+    _shard(tmp_path / "s2", ["bob"], cfg, 2, 2)
+    merged = tmp_path / "merged"
+    collect([tmp_path / "s1", tmp_path / "s2"], merged, render_pdf=False)
+    text = ("student,item,value,reason,reviewer\n"
+            "bob,extension,1,medical,jdoe\n"
+            "alice,written:gap,2,too short,ta-kim\n")
+    (merged / "overrides.csv").write_text(text)
+    (tmp_path / "s1" / "overrides.csv").write_text(text)
+    warnings = []
+    rows = {r["submission"]: r for r in collect([tmp_path / "s1", tmp_path / "s2"], merged, render_pdf=False,
+                                                warn=warnings.append)}
+    assert rows["bob"]["late_days"] == 0 and "extension=1 by jdoe" in rows["bob"]["overrides"]
+    assert rows["alice"]["overrides"] == "written:gap=2 by ta-kim"
+    assert (merged / "overrides.csv").read_text() == text                       # never rewritten
+    assert any("s1/overrides.csv is not applied" in w for w in warnings)
+    gs = json.loads((merged / "students" / "alice" / "results_gradescope.json").read_text())
+    assert any(t["name"] == "written: Performance gap" and t["score"] == 2 for t in gs["tests"])
+    (merged / "overrides.csv").write_text("student,item,value,reason,reviewer\nbob,speed,3,,\n")
+    with pytest.raises(BatchError, match="line 2: unknown item 'speed'"):
+        collect([tmp_path / "s2"], merged, render_pdf=False)
+
+
+def test_collect_command_defaults_to_a_new_folder_and_errors_in_one_line(tmp_path):
+    cfg, hidden = _hidden_cfg(tmp_path)
+    other, other_file = _hidden_cfg(tmp_path, seed=7)
+    _shard(tmp_path / "s1", ["alice"], cfg, 1, 2)
+    _shard(tmp_path / "s2", ["bob"], cfg, 2, 2)
+    run = lambda *a: subprocess.run([sys.executable, "-m", "grader", "collect", *a, "--no-pdf"],  # noqa: E731
+                                    cwd=REPO, capture_output=True, text=True)
+    proc = run(str(tmp_path / "s1"), str(tmp_path / "s2"), "--hidden", str(hidden), "--config", str(FAST))
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(_rows(tmp_path / "merged")) == ["alice", "bob"] and not (tmp_path / "s1" / "students" / "bob").exists()
+    proc = run(str(tmp_path / "s1"), "--hidden", str(other_file), "--config", str(FAST))
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "--hidden does not match" in proc.stderr
 
 
 # ---- units ------------------------------------------------------------------------------

@@ -63,6 +63,15 @@ def test_the_hash_changes_with_the_source_and_flags(cfg):
     assert build.source_hash(src, cfg) == base
 
 
+def test_the_hash_changes_with_the_host_cpu(cfg, monkeypatch):
+    """-march=native builds for this CPU: a cache shared with another CPU must not reuse it."""
+    src = parse(SUBMISSIONS / "correct" / "scalar_loop.py").sources["cpp"]
+    base = build.source_hash(src, cfg)
+    assert "model name" not in build.host_cpu() and build.host_cpu()     # the values, not the keys
+    monkeypatch.setattr(build, "host_cpu", lambda: "GenuineIntel|Xeon|fpu sse2 avx2")
+    assert build.source_hash(src, cfg) != base
+
+
 def test_only_header_related_errors_trigger_the_full_header_rebuild():
     typo = 'kernel.cu(10): error: identifier "undeclared_value" is undefined'
     assert not build.needs_full_headers(typo)
@@ -89,7 +98,9 @@ def test_a_moved_cache_still_finds_its_builds(tmp_path):
               "torch.softmax(q @ q.transpose(-1, -2) / 8, -1) @ q).abs().max())}))")
     import time
     text = (SUBMISSIONS / "correct" / "scalar_loop.py").read_text()   # a source no cache holds yet
-    (tmp_path / "attention.py").write_text(text.replace('_CPP_SRC = r"""', f'_CPP_SRC = r"""\n// {time.time_ns()}', 1))
+    fresh = text.replace("#include <torch/extension.h>", f"// {time.time_ns()}\n#include <torch/extension.h>", 1)
+    assert fresh != text
+    (tmp_path / "attention.py").write_text(fresh)
     sub = str(tmp_path / "attention.py")
 
     def run(cache):    # the binding module comes from the repo's cache (GRADER_SHARED_CACHE)

@@ -75,3 +75,92 @@ def test_csv_round_trip():
     text = gb.to_csv([{"submission": "a,b", "status": "ok", "score": 1.5, "config1_passed": True}], cols)
     assert text.splitlines()[0].startswith("submission,status,score,max_score")
     assert '"a,b"' in text
+
+
+# ---- overrides, extensions, CSV injection --------------------------------------------------
+
+def _doc(**changes):
+    return {**json.loads((FIXTURES / "cpu_fused.json").read_text()), **changes}
+
+
+def _override(item, value, student="s", reviewer="jdoe", reason="read the code", line=2):
+    from grader.overrides import Override
+    return Override(student, item, value, reason, reviewer, line)
+
+
+def test_review_cleared_scores_the_verdict_without_flags_and_confirmed_scores_zero():
+    rubric, _ = config.load_rubric()
+    clean = gb.score_items(_doc(), rubric)
+    flagged = _doc(verdict="cheat_suspected", verdict_without_flags="ok",
+                   flags=[{"code": "aten_compute", "tier": "strict", "detail": "x"}])
+    assert gb.total(gb.scored(flagged, rubric, None, {}), gb.lateness(None, None))[0] == 0 < gb.total(clean, gb.lateness(None, None))[0] - 45
+    cleared = gb.scored(flagged, rubric, None, {"review": _override("review", "cleared")})
+    assert [i.score for i in cleared if i.max_score] == [i.score for i in clean]
+    assert any(i.key == "review" and "cleared by jdoe" in i.output for i in cleared)
+    confirmed = gb.scored(_doc(), rubric, None, {"review": _override("review", "confirmed")})
+    assert sum(i.score for i in confirmed) == 0 and "confirmed" in confirmed[0].output
+
+
+def test_manual_points_replace_the_automatic_ones_within_the_item_range():
+    rubric, _ = config.load_rubric()
+    doc = _doc(report_md="# Performance gap\nbecause.\n")
+    items = gb.scored(doc, rubric, None, {"written:gap": _override("written:gap", "2")})
+    gap = next(i for i in items if i.key == "written:gap")
+    assert gap.score == 2 and gap.max_score == 5 and "set by jdoe" in gap.output and "automatic: 5" in gap.output
+    with pytest.raises(gb.OverrideError, match="0 to 5"):
+        gb.scored(doc, rubric, None, {"written:gap": _override("written:gap", "6")})
+    adjusted = gb.scored(doc, rubric, None, {"adjust": _override("adjust", "-500")})
+    assert gb.total(adjusted, gb.lateness(None, None))[0] == 0          # never below zero
+
+
+def test_an_extension_moves_this_students_deadline():
+    when = "2026-12-13T12:00:00+00:00"          # 2 started days late
+    assert gb.lateness(when, DUE).days == 2
+    late = gb.lateness(when, DUE, extension_days=2)
+    assert late.days == 0 and "2-day extension" in late.note
+    assert gb.lateness("2026-12-14T12:00:00+00:00", DUE, extension_days=2).days == 1
+
+
+def test_the_overrides_column_says_what_and_who():
+    rubric, _ = config.load_rubric()
+    chosen = {"written:gap": _override("written:gap", "2", reviewer="ta-kim", line=3),
+              "extension": _override("extension", "1", line=2)}
+    r = gb.row(_doc(), gb.scored(_doc(), rubric, None, chosen), gb.lateness(None, None), [128], 3, 0, chosen)
+    assert r["overrides"] == "extension=1 by jdoe; written:gap=2 by ta-kim"
+    assert "overrides" in gb.columns([128], 3, 0)
+
+
+@pytest.mark.parametrize("value, written", [
+    ("=HYPERLINK(\"http://x\",\"y\")", "'=HYPERLINK"), ("+1+cmd", "'+1+cmd"), ("-2+3", "'-2+3"),
+    ("@SUM(A1)", "'@SUM"), ("\tTAB", "'\tTAB"), ("\rCR", "'\nCR"), ("alice", "alice"),
+    (-3.5, "-3.5"), ("-3.5", "-3.5"), (0, "0"),
+])
+def test_csv_cells_that_could_run_as_formulas_are_neutralised(value, written):
+    import csv
+    import io
+    cols = ["submission", "score", "message"]
+    text = gb.to_csv([{"submission": value, "score": value if not isinstance(value, str) else 1, "message": value}], cols)
+    row = next(csv.DictReader(io.StringIO(text)))
+    assert row["submission"].startswith(written) and row["message"].startswith(written)
+    if not isinstance(value, str):
+        assert float(row["score"]) == value          # numbers stay numbers, negative ones too
+
+
+def test_gradescope_tests_carry_a_status():
+    rubric, _ = config.load_rubric()
+    items = gb.score_items(_doc(), rubric)
+    gs = gb.gradescope(_doc(), items, gb.lateness(None, None))
+    by = {t["name"].split(" (")[0]: t for t in gs["tests"]}
+    assert by["correctness: config 1"]["status"] == "passed"
+    assert by["profiler evidence"]["status"] == "failed"      # the fixture has no profiles/
+
+
+def test_the_preview_is_the_public_rubric_without_hidden_configs_or_lateness():
+    rubric, deadline = config.load_rubric()
+    doc = _doc()
+    doc["checks"].append({**doc["checks"][0], "hidden": True, "config": None})
+    p = gb.preview(doc, rubric, deadline)
+    assert p.max_score == 100 and not any("hidden" in i.name for i in p.items)
+    assert p.score == gb.total(gb.score_items(doc, rubric, hidden_count=0), gb.lateness(None, None))[0]
+    assert any("hidden configs" in n for n in p.may_change) and any("late" in n for n in p.may_change)
+    assert gb.preview(doc, config.DEFAULT_RUBRIC) is None

@@ -204,3 +204,15 @@ def test_cold_and_warm_side_by_side_code_path(tmp_path):
     assert "Nowarm-pipelineexport" not in text
     checklist = text.split("Checklist")[1].split("2.Correctness")[0]
     assert "missingProfilerevidence(beforeandafter" in checklist.replace("□", "")
+def test_the_score_preview_section_scores_with_the_gradebooks_function(tmp_path):
+    """The report's points are gradebook.preview's (one scoring function), marked a preview."""
+    from grader import config
+    from grader.gradebook import preview
+    doc = json.loads((RESULTS / "cpu_fused.json").read_text())
+    doc["config"]["source"] = str(config.DEFAULT_CONFIG)
+    (tmp_path / "r.json").write_text(json.dumps(doc))
+    text = _text(render(tmp_path / "r.json", tmp_path / "r.pdf"))
+    want = preview(doc, *config.load_rubric())
+    flat = _squash(text)
+    assert _squash(f"{want.score:g} of {want.max_score:g} points") in flat and "Apreview,notthegrade" in flat
+    assert "hiddenconfigs" in flat and "performancevsSDPA" in flat

@@ -58,8 +58,9 @@ def _slot_backend(slot: str) -> str:
 
 
 def _slot_env(slot: str) -> dict:
-    """The child's view of the devices: its one GPU, or none."""
-    return {"CUDA_VISIBLE_DEVICES": slot[3:] if slot.startswith("gpu") else ""}
+    """The child's view of the devices: its one GPU (devices.py: Slurm's choice kept), or none."""
+    from .devices import child_env
+    return child_env(int(slot[3:])) if slot.startswith("gpu") else {"CUDA_VISIBLE_DEVICES": ""}
 
 
 class Batch:
@@ -164,11 +165,11 @@ class Batch:
             self.gpu_locks[slot].acquire()
             held.append(slot)
             return {"GRADER_GPU_UUID": uuid}
-        visible = uuid or slot[3:]
+        visible = uuid or _slot_env(slot)["CUDA_VISIBLE_DEVICES"]
         judge.options = replace(judge.options, gate=gate,
                                 env={"CUDA_VISIBLE_DEVICES": visible, "PYTORCH_NVML_BASED_CUDA_CHECK": "1"})
         try:
-            judge.run_device(gpu_nodes=tuple(gpu_device_nodes(uuid or slot[3:])) if self.sandbox else ())
+            judge.run_device(gpu_nodes=tuple(gpu_device_nodes(visible)) if self.sandbox else ())
             judge.close_child()
         finally:
             if held:
@@ -281,8 +282,9 @@ class Batch:
             for fut in as_completed(futures):
                 record = fut.result()
                 self._progress(record, total)
-        rows = write_gradebook(self.out, [e.id for e in entries], self.cfg, opts.rubric, opts.deadline,
-                               read_timestamps(self._timestamps_file()), render_pdf=opts.render_pdf)
+        rows = write_gradebook(self.out, [e.id for e in entries], opts.cfg, opts.rubric, opts.deadline,
+                               read_timestamps(self._timestamps_file()), render_pdf=opts.render_pdf,
+                               shard=opts.shard)
         return {"graded": total, "skipped": skipped, "rows": rows,
                 "seconds": round(time.monotonic() - self.started, 1)}
 
@@ -305,9 +307,9 @@ class Batch:
             raise BatchError(f"building the grader's binding module failed: {proc.stderr.strip()[-500:]}")
         gpu_slots = [s for s in slots if s.startswith("gpu")]
         from ..system import _nvidia_smi
-        self.gpu_uuids = {s: (_nvidia_smi("uuid", gpu=s[3:]) or [""])[0] for s in gpu_slots}
+        self.gpu_uuids = {s: _slot_env(s)["GRADER_GPU_UUID"] for s in gpu_slots}
         if gpu_slots and self.cfg.cuda_arch == "auto":     # compile children see no GPU: pin the arch
-            cap = (_nvidia_smi("compute_cap", gpu=gpu_slots[0][3:]) or [""])[0]
+            cap = (_nvidia_smi("compute_cap", gpu=self.gpu_uuids[gpu_slots[0]] or None) or [""])[0]
             if cap:
                 self.cfg = replace(self.cfg, cuda_arch=cap)
         self.pending_refs = len(slots)
