@@ -7,7 +7,7 @@ VERDICT_HELP = {
     "ok": "correct on every config",
     "not_implemented": "the kernel says it is not implemented yet: write it in the template",
     "compile_error": "fix the compiler errors above (line numbers are lines of your .py file)",
-    "wrong_answer": "the output is wrong: see the table above",
+    "wrong_answer": "the output is wrong: see the table above (the messages name the mistake the error matches)",
     "runtime_error": "the kernel raised an error or crashed",
     "timeout": "a stage ran past its time limit (an infinite loop, or far too slow)",
     "invalid_submission": "the file is not a valid submission",
@@ -22,6 +22,14 @@ def _ms(x: float | None) -> str:
 
 def _err(x: float | None) -> str:
     return "-" if x is None else f"{x:.2e}"
+
+
+def _diagnosis(r: GradeResult) -> str | None:
+    """The pattern over the whole grade's configs (grader/diagnose.py), if one fits."""
+    from dataclasses import asdict
+
+    from .diagnose import across_configs
+    return across_configs([asdict(c) for c in r.checks])
 
 
 def format_result(r: GradeResult) -> str:
@@ -44,11 +52,15 @@ def format_result(r: GradeResult) -> str:
         for c in r.checks:
             shape = c.config or {}
             dims = " ".join(f"{shape.get(k, '?'):>{w}}" for k, w in (("B", 3), ("H", 3), ("S", 5), ("D", 4)))
-            out.append(f"  {c.name:<10} {dims}  {_err(c.max_err):>9}  {'pass' if c.passed else 'FAIL'}")
+            large = f"  (q, k x {shape['qk_std']:g}: large scores)" if shape.get("qk_std") else ""
+            out.append(f"  {c.name:<10} {dims}  {_err(c.max_err):>9}  {'pass' if c.passed else 'FAIL'}{large}")
             if c.message:
                 out.append(f"      {c.message}")
             for m in c.mismatches:
                 out.append(f"      at {m.index}: got {m.got:.6g}, expected {m.expected:.6g}")
+        pattern = _diagnosis(r)
+        if pattern:
+            out.append(f"  diagnosis: {pattern}")
     if r.bench:
         method = r.timing.get("method", "?")
         opt = any(b.fused_opt_ms is not None for b in r.bench)
