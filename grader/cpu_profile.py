@@ -33,6 +33,7 @@ from .config import REPO_ROOT, Config
 
 FORMAT = "attention-grader-cpu-profile-1"
 MODELS = ("naive", "fused")
+START_S = 120                               # a child's start: Python, torch, loading the cached build
 LINE = 64                                   # bytes per cache line: one miss or fill moves one line
 # Counter sets, tried in order: (what, {perf event: FLOPs or bytes per count}). Intel's
 # fp_arith events count an FMA twice, AMD's fp_ret_sse_avx_ops counts FLOPs (FMA = 2).
@@ -159,12 +160,16 @@ def _run_size(sub_path: str, cfg: Config, shape, threads: int, events: dict, tim
             cmd = [perf_binary(), "stat", "-x", ",", "-o", str(tmp / "perf.txt"), "-e", ",".join(events),
                    "--control", f"fifo:{tmp / 'ctl'},{tmp / 'ack'}", "--delay", "-1", "--", *cmd,
                    str(tmp / "ctl"), str(tmp / "ack")]
+        proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True, start_new_session=True)
         try:
-            proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+            output, _ = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
-            raise CpuProfileError(f"S={shape.S}: the kernel ran longer than the {timeout:g} s limit") from None
+            os.killpg(proc.pid, 9)                   # perf and the child under it
+            proc.communicate()
+            raise CpuProfileError(f"S={shape.S}: timing the kernel took longer than {timeout:g} s") from None
         if not out.is_file():
-            tail = " | ".join((proc.stdout + proc.stderr).strip().splitlines()[-3:])
+            tail = " | ".join(output.strip().splitlines()[-3:])
             raise CpuProfileError(f"S={shape.S}: the measurement failed (exit {proc.returncode}): {tail}")
         result = json.loads(out.read_text())
         counts = parse_perf((tmp / "perf.txt").read_text()) if events and (tmp / "perf.txt").is_file() else {}
@@ -185,6 +190,12 @@ def measure(sub, cfg: Config, label: str, model: str | None = None, counters: bo
         raise CpuProfileError(f"{sub.file} has no _CPP_SRC to profile on the CPU")
     model, why = model_for(label, model)
     threads = cfg.threads or os.cpu_count() or 1
+    from .compile import compile_source, prepare
+    say("compiling your _CPP_SRC (the measurements reuse this build) ...")
+    prepare()                                   # built here, so that no child is stopped while building
+    built, _ = compile_source(sub.sources["cpp"], cfg)
+    if not built.ok:
+        raise CpuProfileError(f"{sub.file} did not compile (make check-compile shows why):\n{built.log}")
     flop_set, byte_set, note = probe() if counters else (None, None, "counters turned off (--no-counters)")
     events = {**(flop_set[1] if flop_set else {}), **(byte_set[1] if byte_set else {})}
     say(f"counters: {', '.join(s[0] for s in (flop_set, byte_set) if s) or 'none'}"
@@ -196,7 +207,7 @@ def measure(sub, cfg: Config, label: str, model: str | None = None, counters: bo
         say(f"S={shape.S}: timing{' and counting' if events else ''} your kernel ({threads} threads) ...")
         load_before = os.getloadavg()[0]
         try:
-            t, counts = _run_size(sub.path, cfg, shape, threads, events, cfg.timeout_bench)
+            t, counts = _run_size(sub.path, cfg, shape, threads, events, START_S + cfg.timeout_bench)
         except CpuProfileError as e:
             if not events or "the measurement failed" not in str(e):
                 raise
@@ -204,7 +215,7 @@ def measure(sub, cfg: Config, label: str, model: str | None = None, counters: bo
             say(f"  {note}")
             flop_set = byte_set = None
             events = {}
-            t, counts = _run_size(sub.path, cfg, shape, threads, events, cfg.timeout_bench)
+            t, counts = _run_size(sub.path, cfg, shape, threads, events, START_S + cfg.timeout_bench)
         model_flops, model_bytes = model_cost(model, shape.B, shape.H, shape.S, shape.D)
         per_call = lambda s: ("" if s is None or any(counts.get(e) is None for e in s[1]) else  # noqa: E731
                               sum(counts[e] * w for e, w in s[1].items()) / t["reps"])

@@ -123,6 +123,6 @@ def bench_points(bench: list, student_model: str | None) -> tuple[list, str]:
                 points.append(Point(f"student S={row['S']}", "student", "model", flops / moved,
                                     flops / (row["student_ms"] * 1e-3)))
     if student_model:
-        return points, f"for yours, the {student_model} count (declared in report.md: kernel: {student_model})"
-    return points, ("for yours, the fused count: a lower bound on your traffic (declare `kernel: naive` in "
+        return points, f"for yours, the {student_model} count (report.md says kernel: {student_model})"
+    return points, ("for yours, the fused count: a lower bound on your traffic (write 'kernel: naive' in "
                     "report.md's front matter if yours is the naive kind)")

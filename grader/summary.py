@@ -73,11 +73,14 @@ def format_result(r: GradeResult) -> str:
             out.append(f"  {b.B:>2} {b.H:>3} {b.S:>5} {b.D:>4}  {_ms(b.student_ms):>9} {_ms(b.sdpa_ms):>9} "
                        f"{slow:>9} {_ms(b.naive_ms):>9} {_ms(b.fused_ms):>9}"
                        + (f" {_ms(b.fused_opt_ms):>9}" if opt else "") + f" {gf:>14}")
-        out.append("  naive / fused" + (" / fused-opt (tensor cores, 3xTF32)" if opt else "")
+        opt_how = "tensor cores, 3xTF32" if r.backend == "cuda" else "register-blocked, vectorised"
+        out.append("  naive / fused" + (f" / fused-opt ({opt_how})" if opt else "")
                    + ": the course's reference kernels, timed in the same run")
     if r.profiles or r.profile_notes:
+        cpu = any(p.get("profiler") == "cpu" for p in r.profiles)
         out += ["", f"profiler evidence ({len(r.profiles)} kernels from profiles/; "
-                    "python -m grader ncu profiles/*.csv for the full table):"]
+                    + ("the CPU profiler's runs: one row per label and size" if cpu else
+                       "python -m grader ncu profiles/*.csv for the full table") + "):"]
         for p in r.profiles:
             name = p["kernel"].split("(")[0].replace("void ", "")[:40]
             ai = "-" if p["ai_dram"] is None else f"{p['ai_dram']:.1f}"
