@@ -17,7 +17,7 @@ from . import config as config_mod
 from .config import REPO_ROOT, ConfigError
 from .result import EXIT_INTERNAL, EXIT_USAGE, write_json_atomic
 
-DEFAULT_SUBMISSION = REPO_ROOT / "student_template" / "attention.py"
+DEFAULT_SUBMISSION = REPO_ROOT / "student_template"      # the folder: attention.py, report.md, profiles/
 
 
 def _progress(stage: str, detail: str, elapsed: float) -> None:
@@ -264,8 +264,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     g = sub.add_parser("grade", help="compile, check and benchmark one submission")
     g.add_argument("submission", nargs="?", default=str(DEFAULT_SUBMISSION),
-                   help="a .py file, a folder holding one, or a reference .cpp/.cu "
-                        "(default: student_template/attention.py)")
+                   help="a .py file, a folder holding one (with report.md and profiles/), or a reference "
+                        ".cpp/.cu (default: the student_template folder)")
     g.add_argument("--backend", choices=["auto", "cpu", "cuda"], default="auto")
     g.add_argument("--json", metavar="PATH", help="write the results document here")
     g.add_argument("--config", default=str(config_mod.DEFAULT_CONFIG), help="assignment config")
