@@ -18,6 +18,7 @@ from datetime import date
 from pathlib import Path
 
 from .config import REPO_ROOT
+from .report_inputs import IMAGES, ImageError, check_image, refreshed, reread_note, source_lines
 
 TEMPLATES = REPO_ROOT / "report_template"
 SECTIONS = ("Memory-bound or compute-bound?", "Performance gap", "Effect of sequence length",
@@ -296,7 +297,10 @@ def context(doc: dict, build: Path, profile_dir: Path | None = None, before: dic
     shots = []
     if profile_dir and profile_dir.is_dir():
         for i, img in enumerate(sorted(p for p in profile_dir.iterdir() if p.suffix.lower() in IMAGES)):
-            check_image(img)
+            try:
+                check_image(img)
+            except ImageError as e:
+                raise RenderError(str(e)) from None
             name = f"shot{i}{img.suffix.lower()}"
             shutil.copy(img, build / name)
             shots.append({"file": lit(name), "caption": img.name, "path": str(img)})
@@ -334,7 +338,7 @@ def context(doc: dict, build: Path, profile_dir: Path | None = None, before: dic
                     for key, title in zip(SECTION_KEYS, SECTIONS)],
         "no_report": doc.get("report_md") is None,
         "source": lit(source), "source_lang": lit("cpp"), "has_source": bool(source),
-        "source_lines": source_lines(sub, source_kind, source),
+        "source_lines": T("(" + ", ".join(map(str, source_lines(sub, source_kind, source))) + ",)"),
         "graded_at": doc.get("graded_at", "-"), "reread": doc.get("reread", ""),
         "cpu_profile": cpu_profile,
         "method": doc.get("timing", {}).get("description", "-"),
@@ -343,21 +347,6 @@ def context(doc: dict, build: Path, profile_dir: Path | None = None, before: dic
         "run_compare": _run_rows(before), "cpu_roofline": cpu_roofline,
         "verdict_without_flags": doc.get("verdict_without_flags") or "",
     }
-
-
-def source_lines(sub: dict, kind: str, source: str) -> T:
-    """A Typst array: the `.py` line of each line of the graded source (compile errors use
-    them), when the submission file still holds that source; else 1, 2, ..."""
-    from .parse import parse
-    n = source.count("\n") + 1
-    lines = list(range(1, n + 1))
-    path = Path(sub.get("path") or "")
-    if source and path.exists():
-        now = parse(path)
-        src = now.sources.get(kind) if now.ok else None
-        if src is not None and src.text == source and len(src.line_map) == n:
-            lines = list(src.line_map)
-    return T("(" + ", ".join(map(str, lines)) + ",)")
 
 
 def _run_rows(before: dict | None) -> dict | None:
@@ -371,7 +360,6 @@ def _run_rows(before: dict | None) -> dict | None:
 
 
 EXIT_REPORT = 3     # `grade --report` / `report`: the grade is fine, its report could not be written
-IMAGES = {".png": "PNG", ".jpg": "JPEG", ".jpeg": "JPEG", ".gif": "GIF", ".svg": "SVG"}
 
 
 class RenderError(ReportError):
@@ -408,7 +396,7 @@ def render(results_json: Path | str, out_pdf: Path | str, profile_dir: Path | No
             raise ReportError(str(e)) from None
     from datetime import datetime, timezone
     graded = datetime.fromtimestamp(results_json.stat().st_mtime, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    doc = {**doc, "graded_at": graded, "reread": reread_note(doc, profile_dir) if reread else ""}
+    doc = {**doc, "graded_at": graded, "reread": reread_note(doc) if reread else ""}
     if reread:
         doc = refreshed(doc, profile_dir)
     try:
@@ -434,55 +422,6 @@ def _mark_failed(out_pdf: Path, error: Exception, submission: dict) -> None:
     out_pdf.with_name(f"{out_pdf.stem}.FAILED.txt").write_text(
         f"{out_pdf.name} was NOT written for {submission.get('path') or submission.get('name')}:\n{error}\n\n{note}"
         "Fix what the message names, then run `make report` (re-renders without re-grading).\n")
-
-
-def reread_note(doc: dict, profile_dir: Path | None) -> str:
-    path = Path(doc["submission"].get("path") or "")
-    if not path.exists():
-        return f"the submission {path} is gone: report.md and profiles/ as they were when graded"
-    what = ["profiles/"] + (["report.md"] if path.is_dir() else [])
-    return f"{' and '.join(what)} read again now, from {path}"
-
-
-def refreshed(doc: dict, profile_dir: Path | None) -> dict:
-    """`doc` with report.md and the profiler evidence as they are in the submission now."""
-    from .evidence import read_folder
-    path = Path(doc["submission"].get("path") or "")
-    if not path.exists():
-        return doc
-    report = path / "report.md"
-    report_md = doc.get("report_md")
-    if path.is_dir():
-        report_md = report.read_text(encoding="utf-8", errors="replace") if report.is_file() else None
-    profiles, notes = read_folder(profile_dir) if profile_dir else ((), ())
-    return {**doc, "report_md": report_md, "profiles": list(profiles), "profile_notes": list(notes)}
-
-
-def check_image(path: Path) -> None:
-    """RenderError naming the file unless it is an image of the kind its name says."""
-    want = IMAGES[path.suffix.lower()]
-    if want == "SVG":
-        import xml.etree.ElementTree as ET
-        try:
-            root = ET.parse(path).getroot()
-        except (ET.ParseError, OSError) as e:
-            raise RenderError(f"{path}: not a readable SVG file ({e}); export it again, or leave it out "
-                              "of profiles/") from None
-        if not root.tag.endswith("svg"):
-            raise RenderError(f"{path}: an XML file but not an SVG image (its root is <{root.tag}>)")
-        return
-    from PIL import Image
-    try:
-        with Image.open(path) as im:
-            found = im.format
-            im.load()                                       # decodes it all: a truncated file fails here
-    except Exception as e:  # noqa: BLE001 - Pillow raises many kinds
-        raise RenderError(f"{path}: not a readable {want} image ({type(e).__name__}: {e}); take the "
-                          "screenshot again, or leave the file out of profiles/") from None
-    if found != want:
-        right = {"PNG": ".png", "JPEG": ".jpg", "GIF": ".gif"}.get(found, f" {found} format")
-        raise RenderError(f"{path}: the file is a {found} image but its name says {want}: rename it to "
-                          f"{path.stem}{right} (or save it as {want})")
 
 
 _RENDER_LOCK = threading.Lock()   # matplotlib's pyplot is not thread-safe (batch renders in threads)

@@ -245,12 +245,12 @@ def test_markdown_renders_and_hostile_math_prints_literally(tmp_path):
 
 def test_the_appendix_numbers_source_lines_as_the_py(tmp_path):
     from grader.parse import parse
-    from grader.report import source_lines
+    from grader.report_inputs import source_lines
     folder, results, pdf = _folder_doc(tmp_path)
     src = parse(folder).sources["cpp"]
     lines = source_lines({"path": str(folder)}, "cpp", src.text)
-    assert lines == "(" + ", ".join(map(str, src.line_map)) + ",)" and src.line_map[0] > 1
-    assert source_lines({"path": str(tmp_path / "gone")}, "cpp", "a\nb") == "(1, 2,)"
+    assert lines == list(src.line_map) and src.line_map[0] > 1
+    assert source_lines({"path": str(tmp_path / "gone")}, "cpp", "a\nb") == [1, 2]
     text = _text(render(results, pdf))
     body = [ln for ln in text.splitlines() if "torch::Tensor attention" in ln]
     number = src.line_map[src.text.splitlines().index(next(l for l in src.text.splitlines() if "torch::Tensor attention" in l))]
