@@ -95,6 +95,9 @@ def _conditions(runs: list, labels: list) -> list[str]:
     if busy and len(busy) < len(by):
         notes.append(f"{' and '.join(busy)} ran while the machine was busy (load above half its cores) and the "
                      "other run(s) did not: profile both again on a quiet machine before comparing times")
+    elif busy:
+        notes.append("every run was measured while the machine was busy (load above half its cores): the times "
+                     "are slower than the machine can do; close other programs and profile again")
     counted = {lab: bool(rs[0]["counted_bytes"]) for lab, rs in by.items()}
     if len(set(counted.values())) > 1:
         notes.append("only some runs had the CPU's counters: their bytes come from different sources")

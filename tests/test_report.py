@@ -280,3 +280,15 @@ def test_cpu_profiles_before_after_and_their_conditions(tmp_path):
     assert "withdifferentthreadcounts(before:2,after:4)" in text
     assert "after:bytesfromthenaivemodel(declaredinreport.md)" in text
     assert "✓done" not in text and text.count("■done") >= 2         # the CPU exports count as evidence
+
+
+def test_the_report_names_the_pattern_over_the_configs(tmp_path):
+    doc = json.loads((RESULTS / "cpu_fused.json").read_text())
+    doc["verdict"], doc["bench"] = "wrong_answer", []
+    doc["checks"][1].update(passed=False, max_err=0.9, message="max_err 0.9 >= tolerance 0.001")
+    doc["checks"].append({"name": "config 4", "config": {"B": 1, "H": 2, "S": 256, "D": 64, "qk_std": 8.0},
+                          "max_err": 1e-5, "passed": True, "message": "", "mismatches": []})
+    (tmp_path / "r.json").write_text(json.dumps(doc))
+    text = _squash(_text(render(tmp_path / "r.json", tmp_path / "r.pdf")))
+    assert "Diagnosisovertheconfigs:wrongonlywhereSisnotamultipleofatile(config2:S=333" in text
+    assert "B=1H=2S=256D=64,qandk×8(largescores)" in text
