@@ -2,13 +2,18 @@
 # (tools/python.sh): it reuses an interpreter that has the dependencies, else
 # creates .venv from pyproject.toml.
 #
-#   make grade [SUBMISSION=path] [BACKEND=auto|cpu|cuda]   grade one submission
+#   make grade [SUBMISSION=path] [BACKEND=auto|cpu|cuda]   grade one submission (default: the student_template
+#                                                           folder: attention.py, report.md, profiles/)
 #   make grade RUN=naive                                    ... and keep the results in report/history/ as "naive"
-#   make report [BEFORE=naive]                              re-render report/report.pdf (vs the run labelled naive)
+#   make report [BEFORE=naive]                              re-render report/report.pdf: report.md and profiles/
+#                                                           read again, nothing re-timed (vs the run labelled naive)
+#   make grader ARGS="roofline --results report/results.json"   any `python -m grader` command, right interpreter
 #   make demo                                               grade the reference kernels (model reports)
 #   make test                                               the test suite (CPU; GPU tests skip)
 #   make check-compile [SUBMISSION=path]                    compile only (nvcc works without a GPU)
-#   make profile [SUBMISSION=path] [LABEL=before|after]    Nsight Compute -> profiles/ (GPU machine)
+#   make profile [SUBMISSION=path] [LABEL=before|after] [MODEL=naive|fused] [BACKEND=cpu]
+#                                                           Nsight Compute -> profiles/ on a GPU machine; elsewhere
+#                                                           the CPU profiler -> profiles/LABEL_cpu.csv
 #   make test-gpu                                           the GPU tests (on a GPU machine)
 #   make bench-reference                                    reference kernels vs SDPA, table
 #   make fidelity [SUBMISSION=path]                         5 grades of one submission: timing spread
@@ -20,7 +25,7 @@
 #   make collect SHARDS="dir1 dir2 ..." [MERGED=dir]        merge --shard outputs into one gradebook
 #   make gradescope                                         report/autograder.zip (Gradescope, CPU path)
 
-SUBMISSION ?= student_template/attention.py
+SUBMISSION ?= student_template
 BACKEND ?= auto
 OUT ?= report
 
@@ -30,7 +35,7 @@ PYTHON = $(eval PYTHON := $(shell tools/python.sh))$(PYTHON)
 LABEL ?= after
 BATCH_OUT ?= report/batch
 
-.PHONY: grade report demo test test-gpu check-compile profile bench-reference fidelity clean-cache batch batch-demo \
+.PHONY: grader grade report demo test test-gpu check-compile profile bench-reference fidelity clean-cache batch batch-demo \
 	collect gradescope redteam
 
 grade:
@@ -38,6 +43,9 @@ grade:
 
 report:
 	@$(PYTHON) -m grader report $(OUT)/results.json --out $(OUT)/report.pdf $(if $(BEFORE),--before $(BEFORE))
+
+grader:
+	@$(PYTHON) -m grader $(ARGS)
 
 demo:
 	@set -e; cuda=0; \
@@ -60,13 +68,13 @@ check-compile:
 	@$(PYTHON) -m grader check-compile $(SUBMISSION)
 
 profile:
-	@$(PYTHON) -m grader profile $(SUBMISSION) --label $(LABEL)
+	@$(PYTHON) -m grader profile $(SUBMISSION) --label $(LABEL) --backend $(BACKEND) $(if $(MODEL),--model $(MODEL))
 
 bench-reference:
 	@$(PYTHON) tools/bench_reference.py --json $(OUT)/bench-reference.json
 
 fidelity:
-	@$(PYTHON) tools/fidelity.py $(if $(filter student_template/attention.py,$(SUBMISSION)),reference/fused.cu,$(SUBMISSION))
+	@$(PYTHON) tools/fidelity.py $(if $(filter student_template student_template/attention.py,$(SUBMISSION)),reference/fused.cu,$(SUBMISSION))
 
 batch:
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make batch SUBMISSIONS=folder [BATCH_OUT=report/batch] [GPUS=0,1|visible] [HIDDEN=hidden.toml] [JOBS=n] [SHARD=k/n] [TIMESTAMPS=file.csv] [SANDBOX=auto|on|off]"; exit 2; }

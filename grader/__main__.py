@@ -1,5 +1,9 @@
 import sys
 
-from .cli import main
+try:
+    from .cli import main
+except ImportError as e:        # a Python without the grader's dependencies (or older than 3.11)
+    sys.exit(f"wrong interpreter: {sys.executable} (Python {sys.version.split()[0]}) cannot load the grader ({e}); "
+             "run it through make (make grade, make report, ...) or with $(tools/python.sh) -m grader ...")
 
 sys.exit(main())

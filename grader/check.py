@@ -85,9 +85,11 @@ def compare(out, q, k, v, expected: torch.Tensor, tolerance: float) -> tuple[flo
         if unwritten:
             return float("nan"), unwritten, ()
         first = tuple(int(i) for i in bad.nonzero()[0])
+        from .diagnose import diagnose
+        pattern = diagnose(got, expected, tuple(t.detach().to("cpu", torch.float64) for t in (q, k, v)), tolerance)
         return float("nan"), (f"output has {int(bad.sum())} NaN/Inf values (first at index "
-                              f"{first}): a division by zero, or exp() overflow without max "
-                              "subtraction?"), ()
+                              f"{first}): " + (pattern or "a division by zero, or exp() overflow without max "
+                                               "subtraction?")), ()
     err = (got - expected).abs()
     max_err = float(err.max()) if err.numel() else 0.0
     if max_err < tolerance:

@@ -2,7 +2,9 @@
 
 Exit codes of `grade`: 0 ok; 10 wrong_answer; 11 compile_error; 12 runtime_error;
 13 timeout; 14 not_implemented; 15 invalid_submission; 16 cheat_suspected;
-2 bad command line / config; 70 the grader itself failed.
+2 bad command line / config, or the wrong Python interpreter; 3 (`grade --report` of an ok
+kernel, `report`) the PDF could not be written: report.FAILED.txt says why; 70 the grader
+itself failed.
 """
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from . import config as config_mod
 from .config import REPO_ROOT, ConfigError
 from .result import EXIT_INTERNAL, EXIT_USAGE, write_json_atomic
 
-DEFAULT_SUBMISSION = REPO_ROOT / "student_template" / "attention.py"
+DEFAULT_SUBMISSION = REPO_ROOT / "student_template"      # the folder: attention.py, report.md, profiles/
 
 
 def _progress(stage: str, detail: str, elapsed: float) -> None:
@@ -51,12 +53,9 @@ def cmd_grade(args) -> int:
             from .history import save
             print(f"saved in the run history as {save(Path(args.json), args.label)}")
         if args.report:
-            from .report import ReportError, render
-            pdf = Path(args.json).with_name("report.pdf")
-            try:
-                print(f"report written to {render(args.json, pdf, before_label=args.before)}")
-            except (ReportError, ImportError) as e:
-                print(f"report not written: {e}", file=sys.stderr)
+            code = _write_report(Path(args.json), Path(args.json).with_name("report.pdf"), args.before, reread=False)
+            if code:
+                return result.exit_code or code
     return result.exit_code
 
 
@@ -66,6 +65,19 @@ def _print_score_preview(result, config_path) -> None:
     from .summary import format_score_preview
     rubric, deadline = config_mod.load_rubric(config_path)
     print(format_score_preview(preview(result.to_json(), rubric, deadline)), end="")
+def _write_report(results: Path, pdf: Path, before: str | None, reread: bool) -> int:
+    """Render the PDF; 0, or the exit code of the failure (its message printed)."""
+    from .report import EXIT_REPORT, RenderError, ReportError, render
+    try:
+        print(f"report written to {render(results, pdf, before_label=before, reread=reread)}")
+    except RenderError as e:
+        print(f"error: {pdf} was NOT written: {e}\n  (why, and what happened to an older PDF: "
+              f"{pdf.with_name(pdf.stem + '.FAILED.txt')})", file=sys.stderr)
+        return EXIT_REPORT
+    except ReportError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    return 0
 
 
 def cmd_check_compile(args) -> int:
@@ -115,10 +127,16 @@ def cmd_profile(args) -> int:
     from .profile import ProfileError, profile
     cfg = config_mod.load(args.config)
     try:
-        out, profiles = profile(Path(args.submission), cfg, label=args.label)
+        out, profiles = profile(Path(args.submission), cfg, label=args.label, backend=args.backend,
+                                model=args.model, progress=lambda line: print(line, file=sys.stderr, flush=True))
     except ProfileError as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE
+    if profiles and isinstance(profiles[0], dict):          # the CPU profiler's records
+        from .cpu_profile import format_table as cpu_table
+        print(f"CPU profile written to {out}/{args.label}_cpu.csv (the report and the rubric read it)\n")
+        print(cpu_table(profiles))
+        return 0
     print(f"profiles written to {out}/{args.label}_details.csv and {args.label}_raw.csv\n")
     print(format_table(profiles))
     return 0
@@ -132,6 +150,10 @@ def cmd_roofline(args) -> int:
     from . import roofline
     from .advisor import AdvisorError, roofs, survey_points
     from .ncu import NcuError, read_files
+    if Path(args.out).suffix.lower() not in roofline.FORMATS:
+        print(f"error: --out {args.out}: the chart is written as {', '.join(roofline.FORMATS)}; name the file "
+              "with one of these extensions", file=sys.stderr)
+        return EXIT_USAGE
     try:
         if args.ncu:
             profiles = read_files(args.ncu)
@@ -146,7 +168,7 @@ def cmd_roofline(args) -> int:
     except (NcuError, AdvisorError, ConfigError, OSError, KeyError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE
-    path = roofline.chart(ceilings, points, args.out)
+    path = roofline.chart(ceilings, points, args.out)   # the format its extension names (checked above)
     print(f"roofline written to {path} ({len(points)} points; ceilings: {ceilings.source})")
     for level in ceilings.bandwidth_bytes_per_s:
         print(f"  {level}: {ceilings.bandwidth_bytes_per_s[level] / 1e9:,.1f} GB/s, ridge {ceilings.ridge(level):.1f} FLOP/byte")
@@ -155,19 +177,9 @@ def cmd_roofline(args) -> int:
 
 
 def cmd_report(args) -> int:
-    try:
-        from .report import ReportError, render
-    except ImportError as e:
-        print(f"error: the report needs jinja2, typst and markdown-it-py ({e}); pip install typst jinja2 "
-              "markdown-it-py", file=sys.stderr)
-        return EXIT_USAGE
-    try:
-        path = render(args.results, args.out, before_label=args.before)
-    except ReportError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return EXIT_USAGE
-    print(f"report written to {path}")
-    return 0
+    """Re-render the PDF from a results JSON, re-reading report.md and profiles/ from the
+    submission (unless --as-graded): no kernel runs, no number is re-timed."""
+    return _write_report(Path(args.results), Path(args.out), args.before, reread=not args.as_graded)
 
 
 def cmd_ai(args) -> int:
@@ -325,8 +337,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     g = sub.add_parser("grade", help="compile, check and benchmark one submission")
     g.add_argument("submission", nargs="?", default=str(DEFAULT_SUBMISSION),
-                   help="a .py file, a folder holding one, or a reference .cpp/.cu "
-                        "(default: student_template/attention.py)")
+                   help="a .py file, a folder holding one (with report.md and profiles/), or a reference "
+                        ".cpp/.cu (default: the student_template folder)")
     g.add_argument("--backend", choices=["auto", "cpu", "cuda"], default="auto")
     g.add_argument("--json", metavar="PATH", help="write the results document here")
     g.add_argument("--config", default=str(config_mod.DEFAULT_CONFIG), help="assignment config")
@@ -350,17 +362,23 @@ def build_parser() -> argparse.ArgumentParser:
     n.add_argument("files", nargs="+", help="ncu --csv exports (--page raw or details, any units)")
     n.add_argument("--json", action="store_true", help="a JSON list, one object per kernel")
     n.set_defaults(func=cmd_ncu)
-    pr = sub.add_parser("profile", help="run Nsight Compute on the kernel and the references (GPU)")
+    pr = sub.add_parser("profile", help="profile the kernel: Nsight Compute on a GPU, else the CPU profiler")
     pr.add_argument("submission", nargs="?", default=str(DEFAULT_SUBMISSION))
     pr.add_argument("--label", default="after", help="name of this profile, e.g. before / after")
+    pr.add_argument("--backend", choices=["auto", "cpu", "cuda"], default="auto",
+                    help="auto: Nsight Compute where ncu and a GPU are, else the CPU profiler on _CPP_SRC")
+    pr.add_argument("--model", choices=["naive", "fused"],
+                    help="CPU: the traffic model of this kernel when the counters cannot measure its bytes "
+                         "(default: from the label: before -> naive, after -> fused)")
     pr.add_argument("--config", default=str(config_mod.DEFAULT_CONFIG))
     pr.set_defaults(func=cmd_profile)
-    r = sub.add_parser("roofline", help="roofline chart (SVG) from ncu CSVs, or a CPU results JSON")
+    r = sub.add_parser("roofline", help="roofline chart (SVG, PNG or PDF) from ncu CSVs, or a CPU results JSON")
     r.add_argument("--ncu", nargs="+", metavar="CSV", help="Nsight Compute exports (GPU roofline)")
     r.add_argument("--results", metavar="JSON", help="a CPU grade's results (python -m grader grade --json)")
     r.add_argument("--advisor", metavar="CSV", help="Intel Advisor survey CSV: its loops as dots")
     r.add_argument("--advisor-roofs", metavar="CSV", help="Intel Advisor roofs CSV: ceilings instead of measuring")
-    r.add_argument("--out", default="report/roofline.svg")
+    r.add_argument("--out", default="report/roofline.svg", help="the file; its extension (.svg, .png, .pdf) "
+                   "is the format")
     r.add_argument("--config", default=str(config_mod.DEFAULT_CONFIG),
                    help="the config the profile ran with (B, H, D of its benchmark shapes)")
     r.set_defaults(func=cmd_roofline)
@@ -369,6 +387,8 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--out", default="report/report.pdf")
     rp.add_argument("--before", metavar="LABEL", help="compare with the newest saved run of this label "
                     "(grade --label LABEL saved it in history/ beside the results JSON)")
+    rp.add_argument("--as-graded", action="store_true", help="report.md and profiles/ as they were when "
+                    "graded (default: read them again from the submission)")
     rp.set_defaults(func=cmd_report)
     a = sub.add_parser("ai", help="the arithmetic-intensity model at the benchmark sizes (or --S ...)")
     a.add_argument("--S", type=int, nargs="+", help="sequence lengths (default: the config's)")
@@ -418,6 +438,13 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def wrong_interpreter(module: str | None) -> str:
+    """One line for a grader run by a Python that lacks its dependencies."""
+    return (f"wrong interpreter: {sys.executable} cannot import {module!r}, which the grader needs. Run the "
+            "grader through make (make grade, make report, make profile: they find or set up the right "
+            "Python), or by hand with the interpreter tools/python.sh prints: $(tools/python.sh) -m grader ...")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from .run import GraderError
@@ -425,6 +452,11 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args)
     except (ConfigError, GraderError) as e:
         print(f"error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except ModuleNotFoundError as e:
+        if (e.name or "").split(".")[0] == "grader":
+            raise
+        print(wrong_interpreter(e.name), file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -112,10 +112,10 @@ def score_items(doc: dict, rubric: Rubric, hidden_count: int | None = None) -> l
         row = _largest_row(doc)
         pts, out = 0.0, "no benchmark (the kernel must be correct first)"
         if row is not None and doc["verdict"] == "ok":
-            out = f"S={row['S']}: {row['student_ms']:.4g} ms vs SDPA {row['sdpa_ms']:.4g} ms = {row['slowdown']:.2f}x slower"
-            tier = next(((m, p) for m, p in rubric.performance if row["slowdown"] <= m), None)
-            pts = tier[1] if tier else 0.0
-            out += f"; tier <= {tier[0]:g}x" if tier else "; slower than every tier"
+            from .tiers import decide       # a statistic a noisy run cannot flip (grader/tiers.py)
+            decision = decide(row, rubric.performance, doc.get("bench_quality"))
+            pts = decision.points
+            out = f"{row['student_ms']:.4g} ms vs SDPA {row['sdpa_ms']:.4g} ms (medians); {decision.text}"
         elif cheat:
             out = "withheld: integrity flags need review"
         items.append(Item("performance vs SDPA", pts, best, out, key="performance"))

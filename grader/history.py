@@ -80,4 +80,32 @@ def compare_runs(before: dict, now: dict, label: str) -> dict:
     same_device = (before.get("system", {}).get("gpu") or before.get("system", {}).get("cpu")) == \
         (now.get("system", {}).get("gpu") or now.get("system", {}).get("cpu"))
     return {"label": label, "verdict": before.get("verdict"), "rows": rows, "same_device": same_device,
-            "backend": before.get("backend")}
+            "backend": before.get("backend"), "conditions": conditions(before, now, label)}
+
+
+def _quality(doc: dict) -> str | None:
+    """The timing-quality status the bench stage recorded ("clean" or "noisy"), if any."""
+    q = doc.get("bench_quality")
+    return q.get("status") if isinstance(q, dict) else None
+
+
+def conditions(before: dict, now: dict, label: str) -> list[str]:
+    """One sentence per way the two runs were timed under different conditions: device,
+    backend, threads, and the bench stage's timing quality (`bench_quality`, absent in
+    results older than it)."""
+    out = []
+    sys_a, sys_b = before.get("system", {}), now.get("system", {})
+    for what, a, b in (("device", sys_a.get("gpu") or sys_a.get("cpu"), sys_b.get("gpu") or sys_b.get("cpu")),
+                       ("backend", before.get("backend"), now.get("backend")),
+                       ("threads", sys_a.get("threads"), sys_b.get("threads"))):
+        if a != b and a is not None and b is not None:
+            out.append(f"different {what}: {label} {a}, now {b}")
+    qa, qb = _quality(before), _quality(now)
+    noisy = [name for name, q in ((label, qa), ("this run", qb)) if q == "noisy"]
+    if noisy:
+        out.append(f"{' and '.join(noisy)} timed on a busy or noisy machine (bench_quality: noisy): the speedup "
+                   "mixes your change with the machine's load; grade both again on a quiet machine")
+    elif (qa is None) != (qb is None):
+        out.append(f"only {'this run' if qa is None else label} recorded its timing quality: the other's "
+                   "conditions are unknown")
+    return out

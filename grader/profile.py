@@ -86,10 +86,12 @@ def _find_ncu() -> str | None:
     return None
 
 
-def profile(submission: Path, cfg: Config, label: str = "after", timeout: float = 540,
-            warm: bool = True) -> tuple[Path, list]:
+def profile(submission: Path, cfg: Config, label: str = "after", timeout: float = 540, backend: str = "auto",
+            model: str | None = None, progress=None, warm: bool = True) -> tuple[Path, list]:
     """Profile the submission's `_CUDA_SRC` and the CUDA references: the cold export, then
-    (with `warm`) the warm-pipeline one; returns (folder, profiles of both)."""
+    (with `warm`) the warm-pipeline one; returns (folder, profiles of both). On a machine
+    without ncu or a GPU (or with backend "cpu") a `_CPP_SRC` is profiled on the CPU instead
+    (grader/cpu_profile.py): (folder, its records, dicts)."""
     from .parse import parse
     if not re.fullmatch(r"[A-Za-z0-9_-]+", label):
         raise ProfileError(f"--label {label!r}: use letters, digits, '_' or '-' (e.g. before, after)")
@@ -99,12 +101,19 @@ def profile(submission: Path, cfg: Config, label: str = "after", timeout: float 
     sub = parse(submission)
     if not sub.ok:
         raise ProfileError(sub.error)
-    if "cuda" not in sub.sources:
-        raise ProfileError(f"{sub.file} has no _CUDA_SRC; Nsight Compute profiles CUDA kernels "
-                           "(for a CPU kernel use Intel Advisor: see assignment/README.md)")
     out = profiles_dir(submission)
     ncu = _find_ncu()
     gpu = Path("/dev/nvidia0").exists() or shutil.which("nvidia-smi")
+    if "cpp" in sub.sources and (backend == "cpu" or backend == "auto" and (
+            "cuda" not in sub.sources or ncu is None or not gpu)):
+        from .cpu_profile import CpuProfileError, measure, read_csv
+        try:
+            return out, read_csv(measure(sub, cfg, label, model, progress=progress))
+        except CpuProfileError as e:
+            raise ProfileError(str(e)) from None
+    if "cuda" not in sub.sources:
+        raise ProfileError(f"{sub.file} has no _CUDA_SRC; Nsight Compute profiles CUDA kernels "
+                           "(a CPU kernel is profiled on the CPU: make profile BACKEND=cpu)")
     if ncu is None or not gpu:
         driver = f"python -m grader.profile_driver {submission}"
         cmds = "\n  ".join(ncu_commands(driver, label, str(out)) + ncu_commands(driver, label, str(out), warm=True))

@@ -18,6 +18,7 @@ from datetime import date
 from pathlib import Path
 
 from .config import REPO_ROOT
+from .report_inputs import IMAGES, ImageError, check_image, refreshed, reread_note, source_lines
 
 TEMPLATES = REPO_ROOT / "report_template"
 SECTIONS = ("Memory-bound or compute-bound?", "Performance gap", "Effect of sequence length",
@@ -50,73 +51,12 @@ def lit(value) -> T:
     return T('"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t") + '"')
 
 
-# ---- Markdown (the student's answers) -> Typst ----------------------------------------
+# ---- the student's answers -----------------------------------------------------------
 
 def markdown_to_typst(md: str) -> T:
-    """CommonMark -> Typst: text escaped, code as raw(), http(s) links only, no HTML, no images."""
-    from markdown_it import MarkdownIt
-    parser = MarkdownIt("commonmark", {"html": False}).disable("image")
-    out: list[str] = []
-    lists: list[str] = []          # open lists, innermost last: "- " (bullets) or "+ " (numbered)
-    item_start = False             # the next paragraph is the first of a list item: same line
-    for token in parser.parse(md):
-        if token.type in ("bullet_list_open", "ordered_list_open"):
-            lists.append("- " if token.type == "bullet_list_open" else "+ ")
-            out.append("\n")
-        elif token.type in ("bullet_list_close", "ordered_list_close"):
-            lists.pop()
-            out.append("\n")
-        elif token.type == "list_item_open":
-            out.append("\n" + "  " * (len(lists) - 1) + lists[-1])
-            item_start = True
-        elif token.type == "paragraph_open":
-            out.append("" if item_start else "\n" + "  " * len(lists))
-            item_start = False
-        elif token.type == "paragraph_close":
-            out.append("" if lists else "\n")
-        else:
-            item_start = False if token.type != "inline" else item_start
-            out.append(_block(token))
-    return T("".join(out))
-
-
-def _inline(children) -> str:
-    out, stack = [], []
-    for t in children or []:
-        if t.type == "text":
-            out.append(esc(t.content))
-        elif t.type == "code_inline":
-            out.append(f"#raw({lit(t.content)})")
-        elif t.type in ("softbreak",):
-            out.append(" ")
-        elif t.type == "hardbreak":
-            out.append(" \\\n")
-        elif t.type in ("strong_open", "em_open"):
-            out.append("#strong[" if t.type == "strong_open" else "#emph[")
-        elif t.type in ("strong_close", "em_close"):
-            out.append("]")
-        elif t.type == "link_open":
-            href = t.attrGet("href") or ""
-            ok = href.startswith(("http://", "https://"))
-            stack.append(ok)
-            out.append(f"#link({lit(href)})[" if ok else "")
-        elif t.type == "link_close":
-            out.append("]" if stack and stack.pop() else "")
-        else:
-            out.append(esc(t.content))
-    return "".join(out)
-
-
-def _block(t) -> str:
-    if t.type == "inline":
-        return _inline(t.children)
-    if t.type in ("fence", "code_block"):
-        return f"\n#raw(block: true, lang: \"cpp\", {lit(t.content)})\n"
-    return {"paragraph_open": "\n", "paragraph_close": "\n", "heading_open": "\n#strong[",
-            "heading_close": "]\n", "bullet_list_open": "\n", "bullet_list_close": "\n",
-            "ordered_list_open": "\n", "ordered_list_close": "\n", "list_item_open": "- ",
-            "list_item_close": "", "blockquote_open": "\n#quote(block: true)[", "blockquote_close": "]\n",
-            "hr": "\n#line(length: 100%)\n"}.get(t.type, "")
+    """The student's Markdown as Typst markup (grader/report_markdown.py)."""
+    from .report_markdown import markdown_to_typst as convert
+    return convert(md)
 
 
 def split_answers(md: str | None) -> tuple[dict, dict]:
@@ -140,7 +80,33 @@ def split_answers(md: str | None) -> tuple[dict, dict]:
             continue
         if current:
             answers[current] = answers.get(current, "") + line + "\n"
-    return front, {k: v.strip() for k, v in answers.items() if v.strip()}
+    prompts = _template_prompts()
+    return front, {k: v.strip() for k, v in answers.items() if v.strip() and _words(v) != prompts.get(k)}
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())
+
+
+_PROMPTS: dict = {}
+
+
+def _template_prompts() -> dict:
+    """{section key: its text} in student_template/report.md: the questions, not answers."""
+    if not _PROMPTS:
+        path = REPO_ROOT / "student_template" / "report.md"
+        text = path.read_text() if path.is_file() else ""
+        body = re.sub(r"^---\n.*?\n---\n?", "", text, flags=re.S)
+        current = None
+        for line in body.splitlines():
+            h = re.match(r"^#{1,3}\s+(.*)$", line)
+            if h:
+                current = next((k for k, s in zip(SECTION_KEYS, SECTIONS) if s.lower().rstrip("?") in h[1].lower()), None)
+            elif current:
+                _PROMPTS[current] = _PROMPTS.get(current, "") + line + "\n"
+        _PROMPTS.update({k: _words(v) for k, v in _PROMPTS.items()})
+        _PROMPTS.setdefault("", "")
+    return _PROMPTS
 
 
 # ---- numbers ----------------------------------------------------------------------------
@@ -174,7 +140,7 @@ def _perf_chart(bench: list, path: Path, backend: str) -> None:
 
 def context(doc: dict, build: Path, profile_dir: Path | None = None, before: dict | None = None) -> dict:
     """Everything the template shows, computed and formatted here."""
-    from .ai_model import fused, naive, total
+    from .diagnose import across_configs
     front, answers = split_answers(doc.get("report_md"))
     sub = doc["submission"]
     checks = doc.get("checks", [])
@@ -196,21 +162,33 @@ def context(doc: dict, build: Path, profile_dir: Path | None = None, before: dic
     sizes = [b["S"] for b in bench] or [128, 512, 1024]
     from .report_profiles import ai_context, profile_labels, profiler_context
     shape = (shape0["B"], shape0["H"], shape0["D"])       # the shape `make profile` ran
-    profiler = profiler_context(doc, build, shape)
+    profiler = profiler_context(doc, build, shape)        # Nsight Compute exports (CPU records: below)
+    cpu_records = [p for p in doc.get("profiles", []) if not p.get("tool_kernel") and p.get("profiler") == "cpu"]
     cpu_roofline = None
     if doc["backend"] == "cpu" and doc.get("ceilings") and bench:
         from . import roofline
+        from .report_cpu import bench_points
         ceil = roofline.Ceilings(**doc["ceilings"])
-        roofline.chart(ceil, roofline.cpu_points(bench), build / "cpu_roofline.svg",
-                       title=f"CPU roofline: {ceil.device}")
+        kind = front.get("kernel") if front.get("kernel") in ("naive", "fused") else None
+        points, yours = bench_points(bench, kind)
+        roofline.chart(ceil, points, build / "cpu_roofline.svg", title=f"CPU roofline: {ceil.device}")
         cpu_roofline = {"svg": lit("cpu_roofline.svg"), "peak": f"{ceil.peak_flop_per_s / 1e9:,.0f}",
-                        "bw": f"{ceil.bandwidth_bytes_per_s['DRAM'] / 1e9:,.1f}", "ridge": f"{ceil.ridge('DRAM'):.1f}"}
+                        "bw": f"{ceil.bandwidth_bytes_per_s['DRAM'] / 1e9:,.1f}", "ridge": f"{ceil.ridge('DRAM'):.1f}",
+                        "yours": yours}
+    from .report_cpu import cpu_evidence
+    cpu_profile = cpu_evidence(cpu_records, front, build)
+    if cpu_profile and cpu_profile["svg"]:
+        cpu_profile["svg"] = lit(cpu_profile["svg"])
     shots = []
     if profile_dir and profile_dir.is_dir():
-        for i, img in enumerate(sorted(p for p in profile_dir.iterdir() if p.suffix.lower() in (".png", ".jpg", ".jpeg"))):
+        for i, img in enumerate(sorted(p for p in profile_dir.iterdir() if p.suffix.lower() in IMAGES)):
+            try:
+                check_image(img)
+            except ImageError as e:
+                raise RenderError(str(e)) from None
             name = f"shot{i}{img.suffix.lower()}"
             shutil.copy(img, build / name)
-            shots.append({"file": lit(name), "caption": img.name})
+            shots.append({"file": lit(name), "caption": img.name, "path": str(img)})
     all_pass = bool(checks) and all(c["passed"] for c in checks)
     checklist = [
         ("Correctness check passes for all configurations (max_err < %g)" % tol, all_pass),
@@ -229,17 +207,23 @@ def context(doc: dict, build: Path, profile_dir: Path | None = None, before: dic
                     + f", Python {system.get('python', '?')}",
         "checklist": checklist, "tolerance": f"{tol:g}",
         "checks": [{"name": c["name"], "shape": "hidden" if c.get("hidden") else
-                    "B={B} H={H} S={S} D={D}".format(**c["config"]),
+                    "B={B} H={H} S={S} D={D}".format(**c["config"])
+                    + (f", q and k × {c['config']['qk_std']:g} (large scores)" if c["config"].get("qk_std") else ""),
                     "max_err": "-" if c["max_err"] is None else f"{c['max_err']:.2e}", "passed": c["passed"],
                     "message": c["message"], "mismatches": [f"at {tuple(m['index'])}: got {m['got']:.6g}, "
                                                             f"expected {m['expected']:.6g}" for m in c.get("mismatches", [])]}
                    for c in checks],
+        "diagnosis": across_configs(checks) or "",
         "perf_rows": perf_rows, "perf_unit": unit, "perf_chart": lit("perf.svg") if bench else None,
         **ai_context(shape0, sizes), **profiler, "shots": shots,
         "profile_notes": doc.get("profile_notes", []) + profiler["roofline_notes"],
         "answers": [(title, markdown_to_typst(answers[key]) if key in answers else None)
                     for key, title in zip(SECTION_KEYS, SECTIONS)],
+        "no_report": doc.get("report_md") is None,
         "source": lit(source), "source_lang": lit("cpp"), "has_source": bool(source),
+        "source_lines": T("(" + ", ".join(map(str, source_lines(sub, source_kind, source))) + ",)"),
+        "graded_at": doc.get("graded_at", "-"), "reread": doc.get("reread", ""),
+        "cpu_profile": cpu_profile,
         "method": doc.get("timing", {}).get("description", "-"),
         "seed": str(doc["config"].get("seed")), "compile_log": (doc.get("compile") or {}).get("log", ""),
         "flags": [{"tier": f["tier"], "detail": f["detail"]} for f in doc.get("flags", [])],
@@ -279,16 +263,30 @@ def _run_rows(before: dict | None) -> dict | None:
                                 "now_slowdown": fmt(r["now_slowdown"])} for r in before["rows"]]}
 
 
+EXIT_REPORT = 3     # `grade --report` / `report`: the grade is fine, its report could not be written
+
+
+class RenderError(ReportError):
+    """The PDF could not be made from a valid results document (Typst failed, an image
+    handed in is broken): report.FAILED.txt says so beside where the PDF belongs."""
+
+
 def render(results_json: Path | str, out_pdf: Path | str, profile_dir: Path | None = None,
-           before_label: str | None = None) -> Path:
+           before_label: str | None = None, reread: bool = False) -> Path:
     """Render the PDF for one results document; `before_label`: compare with the newest
-    saved run of that label (grader/history.py)."""
+    saved run of that label (grader/history.py); `reread`: take report.md and profiles/
+    from the submission as they are now (make report), not as they were when graded.
+
+    The PDF is replaced only when Typst succeeds. On a failure an existing PDF is moved
+    to `<name>.STALE.pdf` and `<name>.FAILED.txt` says why, so that no PDF that looks
+    current is left from an older grade; a success removes both."""
+    results_json, out_pdf = Path(results_json), Path(out_pdf)
     try:
-        doc = json.loads(Path(results_json).read_text())
+        doc = json.loads(results_json.read_text())
     except (OSError, ValueError) as e:
         raise ReportError(f"{results_json}: not a readable results JSON ({e}); "
                           "make one with: python -m grader grade SUBMISSION --json results.json") from None
-    if "verdict" not in doc or "submission" not in doc:
+    if not isinstance(doc, dict) or "verdict" not in doc or "submission" not in doc:
         raise ReportError(f"{results_json} is not a grader results document (no verdict/submission)")
     if profile_dir is None and doc["submission"].get("path"):
         from .profile import profiles_dir
@@ -297,10 +295,37 @@ def render(results_json: Path | str, out_pdf: Path | str, profile_dir: Path | No
     if before_label:
         from .history import HistoryError, compare_runs, find
         try:
-            before = compare_runs(find(Path(results_json), before_label), doc, before_label)
+            before = compare_runs(find(results_json, before_label), doc, before_label)
         except HistoryError as e:
             raise ReportError(str(e)) from None
-    return render_template("report.typ.j2", lambda build: context(doc, build, profile_dir, before), out_pdf)
+    from datetime import datetime, timezone
+    graded = datetime.fromtimestamp(results_json.stat().st_mtime, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    doc = {**doc, "graded_at": graded, "reread": reread_note(doc) if reread else ""}
+    if reread:
+        doc = refreshed(doc, profile_dir)
+    try:
+        render_template("report.typ.j2", lambda build: context(doc, build, profile_dir, before), out_pdf)
+    except Exception as e:
+        _mark_failed(out_pdf, e, doc["submission"])
+        raise
+    for leftover in (out_pdf.with_name(f"{out_pdf.stem}.FAILED.txt"), out_pdf.with_name(f"{out_pdf.stem}.STALE.pdf")):
+        leftover.unlink(missing_ok=True)
+    return out_pdf
+
+
+def _mark_failed(out_pdf: Path, error: Exception, submission: dict) -> None:
+    """No PDF that looks current after a failed render: the old one becomes .STALE.pdf,
+    and .FAILED.txt beside it says what failed and what to do."""
+    stale = out_pdf.with_name(f"{out_pdf.stem}.STALE.pdf")
+    note = ""
+    if out_pdf.exists():
+        out_pdf.replace(stale)
+        note = (f"The PDF of an earlier grade was moved to {stale.name}: it does not show this grade "
+                "(nor your latest report.md and profiles/); do not hand it in.\n")
+    out_pdf.parent.mkdir(parents=True, exist_ok=True)
+    out_pdf.with_name(f"{out_pdf.stem}.FAILED.txt").write_text(
+        f"{out_pdf.name} was NOT written for {submission.get('path') or submission.get('name')}:\n{error}\n\n{note}"
+        "Fix what the message names, then run `make report` (re-renders without re-grading).\n")
 
 
 _RENDER_LOCK = threading.Lock()   # matplotlib's pyplot is not thread-safe (batch renders in threads)
@@ -323,13 +348,16 @@ def _render_template(template: str, make_context, out_pdf: Path | str) -> Path:
     out_pdf = Path(out_pdf)
     with tempfile.TemporaryDirectory(prefix="report-") as tmp:
         build = Path(tmp)
-        source = env.get_template(template).render(**make_context(build))
+        ctx = make_context(build)
+        source = env.get_template(template).render(**ctx)
         (build / "main.typ").write_text(source)
         try:
             pdf = typst.compile(str(build / "main.typ"), root=str(build))
         except Exception as e:  # noqa: BLE001 - typst's own error type
-            diag = getattr(e, "diagnostic", "") or str(e)
-            raise ReportError(f"typst failed: {str(diag)[:500]}") from None
+            diag = str(getattr(e, "diagnostic", "") or e).replace(str(build) + "/", "")
+            for shot in ctx.get("shots", ()):        # name the student's file, not our copy of it
+                diag = diag.replace(shot["file"].strip('"'), shot["path"])
+            raise RenderError(f"typst failed: {diag[:500]}") from None
     out_pdf.parent.mkdir(parents=True, exist_ok=True)
     tmp_pdf = out_pdf.with_name(f".{out_pdf.name}.tmp")
     tmp_pdf.write_bytes(pdf)

@@ -162,7 +162,7 @@ def profiler_context(doc: dict, build: Path, shape: tuple) -> dict:
     from . import roofline
     from .ai_model import compare, explain_compare
     from .ncu import BOUND_RULE, KernelProfile
-    all_profiles = [p for p in doc.get("profiles", []) if not p.get("tool_kernel")]
+    all_profiles = [p for p in doc.get("profiles", []) if not p.get("tool_kernel") and p.get("profiler") != "cpu"]
     profiles = shown_profiles(all_profiles)
     labels = profile_labels(all_profiles)
     warm = warm_profiles(all_profiles, labels[-1] if labels else None)

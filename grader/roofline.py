@@ -225,17 +225,21 @@ def cpu_points(bench: list[dict]) -> list[Point]:
 
 # ---- chart ----------------------------------------------------------------------------
 
+FORMATS = {".svg": "svg", ".png": "png", ".pdf": "pdf"}     # chart files: the extension is the format
 COLORS = {"student": "#d62728", "naive": "#1f77b4", "fused": "#2ca02c", "fused_opt": "#9467bd",
           "sdpa": "#7f7f7f"}
 MARKERS = {"DRAM": "o", "L2": "^", "model": "s", "advisor": "D"}
 
 
 def chart(ceilings: Ceilings, points: list[Point], path: Path | str, title: str = "") -> Path:
-    """Log-log roofline (SVG): the compute roof, one memory roof per level, the points."""
+    """Log-log roofline in the format the file's extension names (FORMATS): the compute
+    roof, one memory roof per level, the points."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     path = Path(path)
+    if path.suffix.lower() not in FORMATS:
+        raise ValueError(f"{path}: a chart is written as {', '.join(FORMATS)}; name the file with one of these")
     ais = [p.ai for p in points] or [1.0]
     lo, hi = min(min(ais) / 4, 0.1), max(max(ais) * 4, 4 * max(ceilings.ridge(l) for l in ceilings.bandwidth_bytes_per_s))
     fig, ax = plt.subplots(figsize=(7.5, 4.8))
@@ -262,10 +266,10 @@ def chart(ceilings: Ceilings, points: list[Point], path: Path | str, title: str 
     ax.set_ylabel("performance [GFLOP/s]")
     ax.set_title(title or f"Roofline: {ceilings.device}", fontsize=10)
     ax.grid(True, which="both", lw=0.3, alpha=0.5)
-    ax.legend(fontsize=6.5, loc="lower right")
+    ax.legend(fontsize=6.5, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)   # never over a point
     fig.text(0.01, 0.01, f"ceilings: {ceilings.source}", fontsize=5.5, color="#555555")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, format="svg")
+    fig.savefig(path, format=FORMATS[path.suffix.lower()], bbox_inches="tight", dpi=150)
     plt.close(fig)
     return path

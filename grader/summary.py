@@ -7,7 +7,7 @@ VERDICT_HELP = {
     "ok": "correct on every config",
     "not_implemented": "the kernel says it is not implemented yet: write it in the template",
     "compile_error": "fix the compiler errors above (line numbers are lines of your .py file)",
-    "wrong_answer": "the output is wrong: see the table above",
+    "wrong_answer": "the output is wrong: see the table above (the messages name the mistake the error matches)",
     "runtime_error": "the kernel raised an error or crashed",
     "timeout": "a stage ran past its time limit (an infinite loop, or far too slow)",
     "invalid_submission": "the file is not a valid submission",
@@ -32,6 +32,12 @@ def _quality_lines(quality: dict) -> list[str]:
     lines += [f"    {reason}" for reason in quality.get("reasons", [])[:6]]
     lines.append("    close other programs and grade again before you trust or quote these figures")
     return lines
+def _diagnosis(r: GradeResult) -> str | None:
+    """The pattern over the whole grade's configs (grader/diagnose.py), if one fits."""
+    from dataclasses import asdict
+
+    from .diagnose import across_configs
+    return across_configs([asdict(c) for c in r.checks])
 
 
 def format_result(r: GradeResult) -> str:
@@ -54,11 +60,15 @@ def format_result(r: GradeResult) -> str:
         for c in r.checks:
             shape = c.config or {}
             dims = " ".join(f"{shape.get(k, '?'):>{w}}" for k, w in (("B", 3), ("H", 3), ("S", 5), ("D", 4)))
-            out.append(f"  {c.name:<10} {dims}  {_err(c.max_err):>9}  {'pass' if c.passed else 'FAIL'}")
+            large = f"  (q, k x {shape['qk_std']:g}: large scores)" if shape.get("qk_std") else ""
+            out.append(f"  {c.name:<10} {dims}  {_err(c.max_err):>9}  {'pass' if c.passed else 'FAIL'}{large}")
             if c.message:
                 out.append(f"      {c.message}")
             for m in c.mismatches:
                 out.append(f"      at {m.index}: got {m.got:.6g}, expected {m.expected:.6g}")
+        pattern = _diagnosis(r)
+        if pattern:
+            out.append(f"  diagnosis: {pattern}")
     if r.bench:
         method = r.timing.get("method", "?")
         opt = any(b.fused_opt_ms is not None for b in r.bench)
@@ -71,12 +81,15 @@ def format_result(r: GradeResult) -> str:
             out.append(f"  {b.B:>2} {b.H:>3} {b.S:>5} {b.D:>4}  {_ms(b.student_ms):>9} {_ms(b.sdpa_ms):>9} "
                        f"{slow:>9} {_ms(b.naive_ms):>9} {_ms(b.fused_ms):>9}"
                        + (f" {_ms(b.fused_opt_ms):>9}" if opt else "") + f" {gf:>14}")
-        out.append("  naive / fused" + (" / fused-opt (tensor cores, 3xTF32)" if opt else "")
+        opt_how = "tensor cores, 3xTF32" if r.backend == "cuda" else "register-blocked, vectorised"
+        out.append("  naive / fused" + (f" / fused-opt ({opt_how})" if opt else "")
                    + ": the course's reference kernels, timed in the same run")
         out += _quality_lines(r.bench_quality)
     if r.profiles or r.profile_notes:
+        cpu = any(p.get("profiler") == "cpu" for p in r.profiles)
         out += ["", f"profiler evidence ({len(r.profiles)} kernels from profiles/; "
-                    "python -m grader ncu profiles/*.csv for the full table):"]
+                    + ("the CPU profiler's runs: one row per label and size" if cpu else
+                       "python -m grader ncu profiles/*.csv for the full table") + "):"]
         for p in r.profiles:
             name = p["kernel"].split("(")[0].replace("void ", "")[:40]
             ai = "-" if p["ai_dram"] is None else f"{p['ai_dram']:.1f}"

@@ -105,7 +105,7 @@ def test_sandbox_stops_reading_writing_and_connecting(graded_class):
 def test_scores_lateness_and_gradebook_columns(graded_class):
     rows = _rows(graded_class["out"])
     alice, carol, bob, grace = rows["alice"], rows["carol"], rows["bob"], rows["grace"]
-    assert float(alice["max_score"]) == 105       # 3 x 15 + 1 hidden x 5 + 25 + 5 + 5 + 4 x 5
+    assert float(alice["max_score"]) == 105       # 10 + 15 + 10 + 10 + 1 hidden x 5 + 25 + 5 + 5 + 4 x 5
     # alice: all configs, profiles before/after, four answers; her speed tier depends on the machine
     assert float(alice["score"]) >= 45 + 5 + 5 + 5 + 20
     assert alice["late_days"] == "0" and float(alice["late_penalty"]) == 0

@@ -71,3 +71,52 @@ def test_results_file_is_readable_by_others(tmp_path):
     write_json_atomic(out, {"a": 1, "b": float("nan")})
     assert oct(out.stat().st_mode & 0o777) == "0o644"
     assert json.loads(out.read_text()) == {"a": 1, "b": None}     # NaN is written as null
+
+
+def test_a_broken_screenshot_makes_grade_exit_nonzero_naming_the_file(tmp_path):
+    """An ok kernel whose folder holds a broken screenshot: the grade is fine, the PDF is
+    not written, the exit status says so (3), the message names the student's file."""
+    import shutil
+    folder = tmp_path / "ada"
+    (folder / "profiles").mkdir(parents=True)
+    shutil.copy(SUBMISSIONS / "correct" / "scalar_loop.py", folder / "attention.py")
+    (folder / "profiles" / "ncu.png").write_bytes(b"GIF89a not really a png")
+    out = tmp_path / "report"
+    (out).mkdir()
+    (out / "report.pdf").write_bytes(b"%PDF- an older grade's report")
+    proc = _grade(str(folder), "--json", str(out / "results.json"), "--report", "--no-bench")
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "report.pdf was NOT written" in proc.stderr and str(folder / "profiles" / "ncu.png") in proc.stderr
+    assert "verdict: ok" in proc.stdout and "Traceback" not in proc.stderr
+    assert not (out / "report.pdf").exists() and (out / "report.STALE.pdf").exists()
+    assert "ncu.png" in (out / "report.FAILED.txt").read_text()
+    (folder / "profiles" / "ncu.png").unlink()
+    proc = subprocess.run([sys.executable, "-m", "grader", "report", str(out / "results.json"), "--out",
+                           str(out / "report.pdf")], cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 0 and (out / "report.pdf").read_bytes()[:5] == b"%PDF-"
+    assert not (out / "report.FAILED.txt").exists()
+
+
+def test_roofline_out_writes_the_format_its_extension_names(tmp_path):
+    results = REPO / "tests" / "fixtures" / "results" / "cpu_fused.json"
+    for name, magic in (("r.png", b"\x89PNG"), ("r.svg", b"<?xml"), ("r.pdf", b"%PDF")):
+        proc = subprocess.run([sys.executable, "-m", "grader", "roofline", "--results", str(results),
+                               "--advisor-roofs", str(REPO / "tests" / "fixtures" / "advisor" / "roofs.csv"),
+                               "--out", str(tmp_path / name)], cwd=REPO, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        assert (tmp_path / name).read_bytes().startswith(magic), name
+    proc = subprocess.run([sys.executable, "-m", "grader", "roofline", "--results", str(results), "--out",
+                           str(tmp_path / "r.jpg")], cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 2 and "name the file with one of these" in proc.stderr
+    assert not (tmp_path / "r.jpg").exists()
+
+
+def test_a_python_without_the_dependencies_says_wrong_interpreter(tmp_path):
+    """`python -S` leaves out site-packages: jinja2, typst, torch, ... are missing, as in a
+    Python outside the project's environment."""
+    results = REPO / "tests" / "fixtures" / "results" / "cpu_fused.json"
+    proc = subprocess.run([sys.executable, "-S", "-m", "grader", "report", str(results), "--out",
+                           str(tmp_path / "r.pdf")], cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("wrong interpreter: ") and "tools/python.sh" in proc.stderr
+    assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr

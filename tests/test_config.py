@@ -10,9 +10,13 @@ def test_shipped_config_has_the_handout_sizes():
     assert cfg.tolerance == 1e-3
     assert [s.S for s in cfg.bench_shapes] == [128, 512, 1024]
     assert {(s.B, s.H, s.D) for s in cfg.bench_shapes} == {(1, 8, 64)}
-    assert len(cfg.configs) == 3
+    assert len(cfg.configs) == 4
     # at least one config whose S is not a multiple of 32 (catches unmasked tiles)
     assert any(s.S % 32 for s in cfg.configs)
+    # and one whose scores overflow exp() in float32 in every row: the standard deviation of
+    # q.k/sqrt(D) is qk_std^2, so 64 here; a row of S such scores has its maximum above 88.7
+    from grader.diagnose import EXP_OVERFLOW
+    assert any(s.qk_std ** 2 > EXP_OVERFLOW / 2 for s in cfg.configs)
     assert not cfg.seed_is_secret
 
 
@@ -62,7 +66,7 @@ def test_hidden_file_adds_configs_and_a_secret_seed(tmp_path):
     cfg = config.load(hidden=hidden)
     assert cfg.seed == 1234 and cfg.seed_is_secret
     assert [s.S for s in cfg.hidden_configs] == [77]
-    assert len(cfg.all_checks) == 4
+    assert len(cfg.all_checks) == len(cfg.configs) + 1
 
 
 def test_hidden_file_rejects_other_sections(tmp_path):

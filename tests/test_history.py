@@ -63,3 +63,25 @@ def test_grade_label_saves_into_history(tmp_path):
     saved = list((out / "history").glob("*_first.json"))
     assert len(saved) == 1 and json.loads(saved[0].read_text())["verdict"] == "invalid_submission"
 
+
+
+def test_runs_timed_under_different_conditions_are_flagged(tmp_path):
+    base = json.loads((FIXTURES / "cpu_fused.json").read_text())
+    quiet = {**base, "bench_quality": {"status": "clean"}}
+    busy = {**base, "bench_quality": {"status": "noisy"}, "system": {**base["system"], "threads": 1}}
+    notes = history.compare_runs(busy, quiet, "naive")["conditions"]
+    assert any("naive timed on a busy or noisy machine" in n for n in notes)
+    assert any(n.startswith("different threads: naive 1, now") for n in notes)
+    assert history.compare_runs(quiet, quiet, "naive")["conditions"] == []
+    assert "conditions are unknown" in history.compare_runs(base, quiet, "naive")["conditions"][0]   # old results
+    history.save(_write(tmp_path, busy), "naive")
+    now = _write(tmp_path, quiet)
+    text = "".join(p.extract_text() for p in __import__("pypdf").PdfReader(render(now, tmp_path / "r.pdf",
+                                                                                   before_label="naive")).pages)
+    assert "timed under different conditions" in text
+
+
+def _write(tmp_path: Path, doc: dict) -> Path:
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(doc))
+    return path

@@ -47,8 +47,9 @@ def test_profiles_folder_is_inside_a_folder_submission(tmp_path):
 
 
 def test_cpu_only_submission_is_refused_with_a_reason():
-    with pytest.raises(ProfileError, match="no _CUDA_SRC"):
-        profile(SUBMISSIONS / "correct" / "scalar_loop.py", load())
+    # (without --backend cuda it is profiled on the CPU instead: tests/test_cpu_profile.py)
+    with pytest.raises(ProfileError, match="no _CUDA_SRC.*make profile BACKEND=cpu"):
+        profile(SUBMISSIONS / "correct" / "scalar_loop.py", load(), backend="cuda")
 
 
 @pytest.mark.skipif(subprocess.run(["which", "ncu"], capture_output=True).returncode == 0,

@@ -39,7 +39,8 @@ def test_cpu_report_has_every_section_and_the_numbers(tmp_path):
     assert f"{doc['bench'][2]['slowdown']:.2f}x" in text
     assert "73.40" in text and "69.21" in text and "256.00" in text   # AI model at S = 1024: naive reads, writes; fused AI
     assert "from 10.67 at" in text                          # the naive total's AI, S/e convention (4·B·H·S²·D)
-    assert text.count("Missing: this section was not found") == 4
+    assert doc.get("report_md") is None and _squash("No report.md was read: this grade was of a bare .py file") in _squash(text)
+    assert "Missing: this section" not in text               # not four times "not found": it was never read
 
 
 def test_gpu_report_uses_tflops(tmp_path):
@@ -216,3 +217,140 @@ def test_the_score_preview_section_scores_with_the_gradebooks_function(tmp_path)
     flat = _squash(text)
     assert _squash(f"{want.score:g} of {want.max_score:g} points") in flat and "Apreview,notthegrade" in flat
     assert "hiddenconfigs" in flat and "performancevsSDPA" in flat
+# ---- loud, atomic reports; make report re-reads; Markdown; the appendix's .py lines ----------
+
+def _folder_doc(tmp_path, report_md: str | None = None):
+    """A submission folder (the scalar loop, report.md) and a results JSON pointing at it."""
+    import shutil
+    folder = tmp_path / "ada"
+    (folder / "profiles").mkdir(parents=True)
+    shutil.copy(TESTS / "submissions" / "correct" / "scalar_loop.py", folder / "attention.py")
+    if report_md is not None:
+        (folder / "report.md").write_text(report_md)
+    doc = json.loads((RESULTS / "cpu_fused.json").read_text())
+    doc["submission"] = {"name": "ada", "path": str(folder), "file": "attention.py"}
+    doc["report_md"] = report_md
+    from grader.parse import parse
+    doc["sources"] = {"cpp": parse(folder).sources["cpp"].text}
+    out = tmp_path / "report"
+    out.mkdir()
+    (out / "results.json").write_text(json.dumps(doc))
+    return folder, out / "results.json", out / "report.pdf"
+
+
+def test_a_broken_screenshot_fails_loudly_and_leaves_no_stale_pdf(tmp_path):
+    from PIL import Image
+
+    from grader.report import RenderError
+    folder, results, pdf = _folder_doc(tmp_path)
+    render(results, pdf)
+    assert pdf.read_bytes()[:5] == b"%PDF-"
+    Image.new("RGB", (40, 30), "red").save(folder / "profiles" / "sol.png", format="JPEG")   # a JPEG named .png
+    with pytest.raises(RenderError, match=r"profiles/sol.png: the file is a JPEG image but its name says PNG"):
+        render(results, pdf)
+    assert not pdf.exists() and pdf.with_name("report.STALE.pdf").read_bytes()[:5] == b"%PDF-"
+    failed = pdf.with_name("report.FAILED.txt").read_text()
+    assert "sol.png" in failed and "report.STALE.pdf" in failed and "do not hand it in" in failed
+    (folder / "profiles" / "sol.png").rename(folder / "profiles" / "sol.jpg")
+    good = folder / "profiles" / "roofline.png"
+    Image.new("RGB", (40, 30), "blue").save(good, format="PNG")
+    good.write_bytes(good.read_bytes()[:60])                  # a PNG signature, then cut off
+    with pytest.raises(RenderError, match="roofline.png: not a readable PNG image"):
+        render(results, pdf)
+    good.unlink()
+    text = _text(render(results, pdf))
+    assert "sol.jpg" in text
+    assert not pdf.with_name("report.FAILED.txt").exists() and not pdf.with_name("report.STALE.pdf").exists()
+
+
+def test_make_report_rereads_report_md_and_profiles_without_regrading(tmp_path):
+    folder, results, pdf = _folder_doc(tmp_path, "---\nstudent: Ada\n---\n# Performance gap\nFirst draft.\n")
+    before = results.read_bytes()
+    assert "Firstdraft." in _squash(_text(render(results, pdf, reread=True)))
+    (folder / "report.md").write_text("---\nstudent: Ada\n---\n# Performance gap\nFixed the typo.\n")
+    from test_cpu_profile import _row, write_rows
+    write_rows(folder / "profiles" / "before_cpu.csv", [_row(S=1024, cores=8)])
+    proc = subprocess.run([sys.executable, "-m", "grader", "report", str(results), "--out", str(pdf)],
+                          cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    text = _squash(_text(pdf))
+    assert "Fixedthetypo." in text and "Firstdraft." not in text and "YourCPUprofiles" in text
+    assert "readagainnow" in text and "fromthegradewrittenat" in text
+    assert results.read_bytes() == before                     # nothing re-timed, nothing rewritten
+    proc = subprocess.run([sys.executable, "-m", "grader", "report", str(results), "--out", str(pdf), "--as-graded"],
+                          cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 0 and "Firstdraft." in _squash(_text(pdf))
+
+
+def test_markdown_tables_code_lists_emphasis_and_math():
+    typst = markdown_to_typst("| a | b |\n|:--|--:|\n| *x* | `y` |\n\n1. one\n   - inner ~~no~~\n\n"
+                              "Inline $\\frac{S D}{e (S + D)}$ and\n\n$$\\sum_{j} e^{s_j - m}$$\n\n"
+                              "```cpp\nint x;\n```\n")
+    assert "#table(columns: 2, align: (left, right,)" in typst and "table.header([*a*], [*b*])" in typst
+    assert "#emph[x]" in typst and '#raw("y")' in typst and "#enum(start: 1, [one" in typst
+    assert "#list([inner #strike[no]])" in typst and "$frac(S D, e ( S + D ))$" in typst
+    assert "$ sum_(j) e^(s_(j) - m) $" in typst and '#raw(block: true, lang: "cpp", "int x;")' in typst
+    # math outside the whitelist is shown as written, never evaluated
+    assert markdown_to_typst('$#read("/etc/passwd")$') == '#raw(block: false, "#read(\\"/etc/passwd\\")")'
+
+
+def test_markdown_renders_and_hostile_math_prints_literally(tmp_path):
+    doc = json.loads((RESULTS / "cpu_fused.json").read_text())
+    doc["report_md"] = ("# Performance gap\n| kernel | AI |\n|---|---|\n| naive | $S^2$ |\n\n"
+                        '$\\text{a"b} \\begin{x}$ and $$#read("/etc/passwd")$$ and $x_{\\text{(}, y}$\n')
+    src = tmp_path / "m.json"
+    src.write_text(json.dumps(doc))
+    text = _squash(_text(render(src, tmp_path / "m.pdf")))
+    assert "kernelAI" in text and '#read("/etc/passwd")' in text and "\\begin{x}" in text
+    assert "root:x:0" not in text
+
+
+def test_the_appendix_numbers_source_lines_as_the_py(tmp_path):
+    from grader.parse import parse
+    from grader.report_inputs import source_lines
+    folder, results, pdf = _folder_doc(tmp_path)
+    src = parse(folder).sources["cpp"]
+    lines = source_lines({"path": str(folder)}, "cpp", src.text)
+    assert lines == list(src.line_map) and src.line_map[0] > 1
+    assert source_lines({"path": str(tmp_path / "gone")}, "cpp", "a\nb") == [1, 2]
+    text = _text(render(results, pdf))
+    body = [ln for ln in text.splitlines() if "torch::Tensor attention" in ln]
+    number = src.line_map[src.text.splitlines().index(next(l for l in src.text.splitlines() if "torch::Tensor attention" in l))]
+    assert body and body[0].strip().startswith(str(number))
+
+
+def test_template_questions_are_not_answers():
+    template = (REPO / "student_template" / "report.md").read_text()
+    assert split_answers(template)[1] == {}
+    answered = template.replace("on the roofline, and by how much did the time change?",
+                                "on the roofline, and by how much did the time change?\n\nIt moved right.")
+    assert set(split_answers(answered)[1]) == {"fusion"}
+
+
+def test_cpu_profiles_before_after_and_their_conditions(tmp_path):
+    from test_cpu_profile import _row, write_rows
+
+    from grader.cpu_profile import read_csv
+    write_rows(tmp_path / "before_cpu.csv", [_row(label="before", median_ms=400.0, threads=2)])
+    write_rows(tmp_path / "after_cpu.csv", [_row(label="after", model="fused", median_ms=100.0, threads=4)])
+    doc = json.loads((RESULTS / "cpu_fused.json").read_text())
+    doc["profiles"] = read_csv(tmp_path / "before_cpu.csv") + read_csv(tmp_path / "after_cpu.csv")
+    doc["report_md"] = "---\nprofile after: naive\n---\n"
+    (tmp_path / "r.json").write_text(json.dumps(doc))
+    text = _squash(_text(render(tmp_path / "r.json", tmp_path / "r.pdf")))
+    assert "Beforeandafter(before→after,S=1024)" in text and "timepercall(ms,median)400.000100.0000.25x" in text
+    assert "withdifferentthreadcounts(before:2,after:4)" in text
+    assert "after:bytesfromthenaivemodel(declaredinreport.md)" in text
+    assert "✓done" not in text and text.count("■done") >= 2         # the CPU exports count as evidence
+
+
+def test_the_report_names_the_pattern_over_the_configs(tmp_path):
+    doc = json.loads((RESULTS / "cpu_fused.json").read_text())
+    doc["verdict"], doc["bench"] = "wrong_answer", []
+    doc["checks"][1].update(passed=False, max_err=0.9, message="max_err 0.9 >= tolerance 0.001")
+    doc["checks"].append({"name": "config 4", "config": {"B": 1, "H": 2, "S": 256, "D": 64, "qk_std": 8.0},
+                          "max_err": 1e-5, "passed": True, "message": "", "mismatches": []})
+    (tmp_path / "r.json").write_text(json.dumps(doc))
+    text = _squash(_text(render(tmp_path / "r.json", tmp_path / "r.pdf")))
+    assert "Diagnosisovertheconfigs:wrongonlywhereSisnotamultipleofatile(config2:S=333" in text
+    assert "B=1H=2S=256D=64,qandk×8(largescores)" in text

@@ -42,14 +42,14 @@ def test_verdict(grade_cpu, name, verdict, phrase):
 def test_partial_tile_passes_the_multiple_of_32_configs(grade_cpu):
     result = grade_cpu(SUBMISSIONS / "wrong" / "partial_tile_ignored.py")
     passed = {c.name: c.passed for c in result.checks}
-    assert passed == {"config 1": True, "config 2": False, "config 3": True}
+    assert passed == {"config 1": True, "config 2": False, "config 3": True, "config 4": True}
     bad = next(c for c in result.checks if not c.passed)
     assert bad.mismatches and bad.mismatches[0].index[2] >= 320   # rows past the last full tile
 
 
 def test_every_config_reports_max_err_when_wrong(grade_cpu):
     result = grade_cpu(SUBMISSIONS / "wrong" / "wrong_scaling.py")
-    assert len(result.checks) == 3
+    assert len(result.checks) == len(result.config["configs"]) == 4
     assert all(c.max_err is not None and c.max_err >= 1e-3 and not c.passed for c in result.checks)
     assert all(c.mismatches for c in result.checks)
 

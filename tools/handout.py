@@ -24,6 +24,7 @@ sys.path.insert(0, str(REPO / "tools"))
 
 import figures as fig  # noqa: E402
 from grader import ai_model, config, roofline  # noqa: E402
+from grader.diagnose import EXP_OVERFLOW  # noqa: E402
 
 HANDOUT = REPO / "assignment" / "README.md"
 ANSWERS = REPO / "reference" / "report.md"
@@ -45,12 +46,24 @@ def _mb(x: float, digits: int = 2) -> str:
 
 # ---- the handout -----------------------------------------------------------------------------
 
+def _shape(s: config.Shape) -> str:
+    return f"{s}" + (f", q and k × {s.qk_std:g}" if s.qk_std != 1 else "")
+
+
 def _configs(cfg: config.Config) -> str:
-    rows = ["| config | B | H | S | D |", "|---|---|---|---|---|"]
-    rows += [f"| {i + 1} | {s.B} | {s.H} | {s.S} | {s.D} |" for i, s in enumerate(cfg.configs)]
-    return "\n".join(rows) + (f"\n\nA config passes when max |out − truth| < **{cfg.tolerance:g}**, truth computed "
+    rows = ["| config | B | H | S | D | q, k scaled by |", "|---|---|---|---|---|---|"]
+    rows += [f"| {i + 1} | {s.B} | {s.H} | {s.S} | {s.D} | {s.qk_std:g} |" for i, s in enumerate(cfg.configs)]
+    text = "\n".join(rows) + (f"\n\nA config passes when max |out − truth| < **{cfg.tolerance:g}**, truth computed "
                               f"in float64 from fresh inputs (standard normal, public seed {cfg.seed}; the "
                               "instructor may use hidden configs and a secret seed).\n")
+    for i, s in enumerate(cfg.configs):
+        if s.qk_std != 1:
+            text += (f"\nConfig {i + 1} tests numerical stability: q and k are multiplied by {s.qk_std:g}, so "
+                     f"the scores q·k/√D have a standard deviation of {s.qk_std ** 2:g} and reach the hundreds; "
+                     f"`exp` overflows float32 above {EXP_OVERFLOW:.1f}, so a softmax that does not subtract each row's maximum "
+                     "returns inf/inf = NaN there. v stays standard normal, so the output and the tolerance mean "
+                     "what they mean on the other configs.\n")
+    return text
 
 
 def _precision(path: Path) -> str:
@@ -104,7 +117,7 @@ def _rubric(path: Path) -> str:
     cfg = config.load(path)
     rows = ["| item | points |", "|---|---|"]
     for i, (shape, pts) in enumerate(zip(cfg.configs, rubric.config_points)):
-        rows.append(f"| correctness, config {i + 1} ({shape}) | {pts:g} |")
+        rows.append(f"| correctness, config {i + 1} ({_shape(shape)}) | {pts:g} |")
     if rubric.hidden_points:
         rows.append(f"| correctness, each hidden config (if any) | {rubric.hidden_points:g} |")
     for m, p in rubric.performance:

@@ -12,7 +12,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 NEEDS='import torch, ninja, pytest, matplotlib'
 
-if [ -n "${PYTHON:-}" ]; then echo "$PYTHON"; exit 0; fi
+if [ -n "${PYTHON:-}" ]; then
+    if ! "$PYTHON" -c "$NEEDS" >/dev/null 2>&1; then
+        missing=$("$PYTHON" -c "$NEEDS" 2>&1 | tail -1 || true)
+        echo "wrong interpreter: PYTHON=$PYTHON cannot run the grader ($missing); leave PYTHON unset and" \
+             "make finds or sets up one (.venv), or point it at a Python that has torch, ninja, pytest, matplotlib" >&2
+        exit 1
+    fi
+    echo "$PYTHON"; exit 0
+fi
 for py in .venv/bin/python python3; do
     if command -v "$py" >/dev/null 2>&1 && "$py" -c "$NEEDS" >/dev/null 2>&1; then
         echo "$py"; exit 0
@@ -25,5 +33,5 @@ if ! .venv/bin/python -c 'import torch' >/dev/null 2>&1; then
     .venv/bin/python -m pip install -q torch==2.13.0 >&2
 fi
 .venv/bin/python -m pip install -q -e '.[test]' >&2
-.venv/bin/python -c "$NEEDS" >&2 || { echo "could not set up .venv; see the pip output above" >&2; exit 1; }
+.venv/bin/python -c "$NEEDS" >&2 || { echo "wrong interpreter: .venv/bin/python still cannot import what the grader needs; see the pip output above" >&2; exit 1; }
 echo .venv/bin/python
