@@ -39,7 +39,7 @@ def test_ok_json_has_bench_rows(tmp_path):
     assert "slowdown" in proc.stdout
     # the score preview: the public rubric's points, said to be a preview
     assert "score preview (public rubric): " in proc.stdout and "a preview, not your grade" in proc.stdout
-    assert "15 / 15   correctness: config 1" in proc.stdout
+    assert "10 / 10   correctness: config 1" in proc.stdout
 
 
 def test_bad_config_is_one_line_with_exit_2(tmp_path):
