@@ -183,6 +183,37 @@ TIMING_DESCRIPTION = ("time.perf_counter around each call; kernels interleaved, 
                       "sets among them; median after warm-up")
 
 
+# ---- the judge's side: what the child reports is only data ------------------------------------
+
+class ImplausibleTimings(Exception):
+    """The child's timings cannot be true (the message says why)."""
+
+
+def plausible_timings(d, names: set, wall: float) -> dict:
+    """The child's timings, kept only if they are plausible: finite, positive, the median
+    within min..max, and no kernel's total time more than the wall time of the request."""
+    out = {}
+    if not isinstance(d, dict):
+        raise ImplausibleTimings("the benchmark returned no timings")
+    for name, t in d.items():
+        if name not in names and not any(name == f"{n}_{m}" for n in names for m in ("do_bench", "cudagraph")):
+            continue
+        try:
+            timing = Timing(**{k: t[k] for k in ("median_ms", "min_ms", "max_ms", "iqr_ms", "reps")})
+            values = [timing.median_ms, timing.min_ms, timing.max_ms, timing.iqr_ms]
+            if not all(isinstance(x, (int, float)) and 0 <= x < 1e9 for x in values) or \
+                    not isinstance(timing.reps, int) or not timing.min_ms <= timing.median_ms <= timing.max_ms:
+                raise ValueError(name)
+            if timing.reps > 0 and timing.min_ms * timing.reps > wall * 1e3 * 1.05 + 5:
+                raise ValueError(f"{name}: more time than the request took")
+        except (KeyError, TypeError, ValueError) as e:
+            raise ImplausibleTimings(f"the benchmark's timings are not plausible ({e})") from None
+        out[name] = timing
+    if "student" not in out or "sdpa" not in out:
+        raise ImplausibleTimings("the benchmark returned no timing of the kernel or of SDPA")
+    return out
+
+
 def recheck_error(out, inputs) -> float | None:
     """max |out - truth| of a timed call (None if the output is not a usable tensor)."""
     if not isinstance(out, torch.Tensor) or tuple(out.shape) != tuple(inputs[0].shape):

@@ -93,7 +93,7 @@ def _precision(path: Path) -> str:
 
 def _benchmark(cfg: config.Config) -> str:
     from grader import gpu
-    from grader.run import RECHECK_SAMPLES
+    from grader.judge import RECHECK_SAMPLES
     b = cfg.bench_shapes[0]
     sizes = ", ".join(str(s.S) for s in cfg.bench_shapes)
     return (f"Shapes: B = {b.B}, H = {b.H}, D = {b.D}, S = {sizes}; float32.\n\n"

@@ -1,0 +1,483 @@
+"""The judge: grades one submission in phases, owning every secret and every verdict.
+
+The judge is this process. It parses the submission, then runs everything that touches
+the student's code in a child process (`grader/worker.py`, sandboxed in batch mode) that
+it talks to through pipes (`grader/channel.py`). The judge owns every secret and every
+verdict, as the contest judges do (CMS keeps its checker out of the contestant's process):
+- it generates every input (public and hidden configs, from the seed the child never
+  sees), computes the float64 truth, and decides each config's verdict and max_err from
+  the output tensor the child sends back;
+- the child's reports (compile log, timings, the operation audit) are data it validates;
+- it reads the built library itself (`safefs`: no link followed, regular files only,
+  size capped), audits its symbols (`linkaudit`) and hands the child that audited copy;
+- it applies every timeout from its own clock: per request, and a total per submission
+  that nothing the child writes can switch off;
+- the hidden configs run last, after the benchmark, with the child's printed output
+  kept out of every student-visible file from the moment their inputs are sent.
+
+An infinite loop becomes `timeout`, a segfault `runtime_error` (with the last lines the
+kernel printed), a breach of the limits `runtime_error` with the reason; the judge always
+finishes with a complete GradeResult.
+"""
+from __future__ import annotations
+
+import os
+import random
+import secrets
+import shutil
+import tempfile
+import threading
+import time
+from dataclasses import asdict, replace
+from pathlib import Path
+
+from .child import Child, ChildFailed
+from .config import Config, Shape
+from .options import RunOptions
+from .parse import Submission
+from .result import GradeResult
+
+STAGE_NAMES = {"start": "starting", "prepare": "loading torch and the grader's binding module",
+               "ready": "waiting for a device", "device": "taking the device",
+               "roofline": "measuring the CPU's roofline",
+               "compile": "compiling", "audit": "auditing the built library", "load": "loading the kernel",
+               "compile-references": "compiling the reference kernels",
+               "check": "checking", "bench": "benchmarking", "hidden": "checking the hidden configs",
+               "done": "done"}
+RECHECK_SAMPLES = 2              # canary calls per benchmark size, checked against float64
+LIBRARY_MAX_BYTES = 512 << 20
+
+
+def public_config(cfg: Config) -> Config:
+    """What the child may know of the config: no hidden configs, no seed."""
+    return replace(cfg, seed=0, hidden_configs=(), seed_is_secret=False)
+
+
+class Judge:
+    """Grades one parsed submission in phases: `compile()` (build, audit, copy the library
+    out of the child's reach), then `run_device()` (load, check, bench, hidden configs).
+    A student's own grade runs both in one child; a batch runs them in two (compile with
+    `--jobs` others, then holding a device), and `result()` gathers everything."""
+
+    def __init__(self, sub: Submission, cfg: Config, backend: str, reason: str, options: RunOptions,
+                 progress=None, bench: bool = True, keep_workdir: bool = False):
+        self.sub, self.cfg, self.backend, self.reason = sub, cfg, backend, reason
+        self.options, self.progress, self.bench_on = options, progress, bench
+        self.source = sub.sources["cuda" if backend == "cuda" else "cpp"]
+        self.threads = cfg.threads or os.cpu_count() or 1
+        self.device = "cuda" if backend == "cuda" else "cpu"
+        self.state: dict = {"checks": [], "bench": [], "stage_seconds": {}, "link_flags": [], "judge_flags": []}
+        self.private: dict = {"hidden_checks": []}
+        self.verdict: str | None = None
+        self.message = ""
+        self.child: Child | None = None
+        self.children = 0
+        self.child_dir: Path | None = None
+        self.library: Path | None = None
+        self.output_public = ""
+        self.output_private = ""
+        self.output_bytes = 0
+        self.isolation: dict = {}
+        self._temp = options.workdir is None
+        self.keep_workdir = keep_workdir
+        if options.workdir is not None:
+            self.workdir = Path(options.workdir).resolve()
+            self.workdir.mkdir(parents=True, exist_ok=True)
+        else:
+            self.workdir = Path(tempfile.mkdtemp(prefix="grade-"))
+        self.libdir = Path(tempfile.mkdtemp(prefix="grade-lib-"))
+        os.chmod(self.libdir, 0o755)
+        # the total cap counts the time a child of this submission runs, not the time it waits
+        # for a compile slot or a device
+        self.budget = options.total_timeout or cfg.timeout_total
+        # the judge needs torch for inputs and truth: import it while the child starts
+        threading.Thread(target=_import_torch, daemon=True).start()
+        self._started = time.monotonic()
+        self._stage = ("start", "", time.monotonic())
+
+    # -- bookkeeping ----------------------------------------------------------------------
+    def stage(self, name: str, detail: str = "") -> None:
+        now = time.monotonic()
+        prev, _, since = self._stage
+        if prev not in ("start",):
+            secs = self.state["stage_seconds"].get(prev, 0.0) + now - since
+            self.state["stage_seconds"][prev] = round(secs, 3)
+        self._stage = (name, detail, now)
+        if self.progress is not None and name != "done":
+            self.progress(name, detail, now - self._started)
+
+    def where(self) -> str:
+        name, detail, _ = self._stage
+        return f"{STAGE_NAMES.get(name, name)}{' (' + detail + ')' if detail else ''}"
+
+    def finish(self, verdict: str, message: str) -> None:
+        if self.verdict is None:
+            self.verdict, self.message = verdict, message
+
+    def _fail(self, failed: ChildFailed) -> None:
+        self.finish(failed.verdict, f"{self.where()}: {failed.message}" if failed.verdict != "timeout"
+                    else f"{self.where()} {failed.message}")
+
+    def _spawn(self, gpu_nodes: tuple = ()) -> Child:
+        if self.child is None:
+            self.stage("start")
+            options = replace(self.options, gpu_nodes=gpu_nodes or self.options.gpu_nodes,
+                              ro_paths=tuple(self.options.ro_paths) + (str(self.libdir),))
+            self._child_started, self._waited = time.monotonic(), 0.0
+            # each child a fresh folder: nothing one child left (a link, a FIFO) is there for
+            # the next, and the judge never walks what a child wrote
+            self.children += 1
+            self.child_dir = self.workdir / f"child{self.children}"
+            self.child = Child(self.child_dir, options, self.threads, self.device == "cuda",
+                               time.monotonic() + self.budget)
+            self.isolation = self.child.isolation
+            self.stage("prepare")
+            reply, _ = self.child.request({"op": "start", "backend": self.backend, "threads": self.threads,
+                                           "config": public_config(self.cfg).to_json()},
+                                          timeout=self.cfg.timeout_compile)
+            if "error" in reply:           # no student code has run yet: this is the grader's own failure
+                raise ChildFailed("grader_error", f"the grader could not start its worker: "
+                                  f"{str(reply['error'])[:800]}")
+        return self.child
+
+    def _expect(self, reply: dict) -> dict:
+        """A reply, or ChildFailed if it reports an error of the worker itself."""
+        if "error" in reply:
+            raise ChildFailed("runtime_error", f"the grader's worker failed: {str(reply['error'])[:500]} "
+                              "(if your kernel is not the cause, please report this)")
+        return reply
+
+    def close_child(self) -> None:
+        if self.child is not None:
+            self.budget -= time.monotonic() - self._child_started - self._waited
+            self.child.close()
+            self.output_public += self.child.output.text(0)
+            self.output_private += self.child.output.text(1)
+            self.output_bytes += self.child.output.total
+            self.child = None
+
+    # -- phase 1: compile ----------------------------------------------------------------
+    def compile(self) -> bool:
+        """Build the kernel in the child, then read, audit and copy the library. True when
+        the grade goes on (it compiled)."""
+        try:
+            child = self._spawn()
+            self.stage("compile", f"{self.source.file} ({self.source.kind})")
+
+            def note(text: str) -> None:
+                if self.progress is not None:
+                    self.progress("compile", text, time.monotonic() - self._started)
+            reply, _ = child.request({"op": "compile", "source": _source_json(self.source)},
+                                     timeout=self.cfg.timeout_compile, on_note=note)
+            self._expect(reply)
+            result = _compile_dict(reply.get("compile"))
+            self.state["compile"] = result
+            if not result["ok"]:
+                self.finish("compile_error", "the kernel did not compile")
+                return False
+            self.stage("audit")
+            self._take_library(result)
+        except ChildFailed as failed:
+            self._fail(failed)
+            return False
+        if self.options.stop_after == "compile" and self.verdict is None:
+            self.finish("ok", "compiled (stopped after compiling, as requested)")
+        return self.verdict is None or self.options.stop_after == "compile"
+
+    def _take_library(self, result: dict) -> None:
+        """Read the built library out of the child's cache without trusting anything there
+        (grader/safefs.py), audit its symbols, and keep a copy the child cannot write."""
+        from .compile import cache_root, source_hash
+        from .linkaudit import audit_library
+        from .safefs import UnsafeFile, read_regular
+        name = f"attn_{self.source.kind}_{source_hash(self.source, public_config(self.cfg))}"
+        root = (self.child_dir / "cache") if self.options.sandbox else cache_root()
+        rel = Path("build") / name / str(result.get("library_rel", ""))
+        try:
+            if not _safe_library_rel(result.get("library_rel", ""), name):
+                raise UnsafeFile(f"unexpected library path {result.get('library_rel')!r}")
+            data = read_regular(root, rel, LIBRARY_MAX_BYTES)
+        except UnsafeFile as e:
+            raise ChildFailed("runtime_error", f"the built library could not be read safely ({e})") from None
+        copy = self.libdir / "kernel.so"
+        copy.write_bytes(data)
+        os.chmod(copy, 0o755)
+        self.library = copy
+        baseline = frozenset()
+        if result.get("headers") == "full":         # what the real torch headers link by themselves
+            from .linkaudit import header_baseline
+            baseline = header_baseline(self.source.kind, public_config(self.cfg))
+        self.state["link_flags"] = [f.as_dict() for f in audit_library(data, self.source, baseline)]
+
+    # -- phase 2: the device --------------------------------------------------------------
+    def run_device(self, gpu_nodes: tuple = ()) -> None:
+        """Load the audited library, check the public configs, bench, then the hidden ones."""
+        if self.verdict is not None or self.library is None:
+            return
+        try:
+            child = self._spawn(gpu_nodes)
+            env = {}
+            if self.options.gate is not None:
+                self.stage("ready", "waiting for a free device")
+                t0 = time.monotonic()
+                env = dict(self.options.gate())
+                self._waited += time.monotonic() - t0
+                child.deadline += time.monotonic() - t0
+            self.stage("device")
+            reply, _ = child.request({"op": "device", "env": {k: v for k, v in env.items()
+                                                              if k == "CUDA_VISIBLE_DEVICES"},
+                                      "gpu_uuid": env.get("GRADER_GPU_UUID", ""), "threads": self.threads},
+                                     timeout=self.cfg.timeout_compile)
+            self.state["system"] = {**self._expect(reply).get("system", {}), **_judge_system(self.threads)}
+            self.stage("load")
+            self._expect(child.request({"op": "load", "library": str(self.library)},
+                                       timeout=self.cfg.timeout_check)[0])
+            public_ok = self._checks(self.cfg.configs, hidden=False)
+            if public_ok and self.bench_on and self.verdict is None:
+                self._bench()
+        except ChildFailed as failed:
+            self._fail(failed)
+        self._hidden()
+        if self.verdict is None:
+            self.finish("ok", "correct on every config" if self.bench_on
+                        else "correct on every config (benchmark skipped)")
+
+    def _checks(self, shapes: tuple, hidden: bool) -> bool:
+        """Each config: inputs and truth made here, the kernel's output judged here."""
+        from .check import judge_call, make_inputs, truth, withhold
+        ok = True
+        offset = 0 if not hidden else len(self.cfg.configs)
+        for i, shape in enumerate(shapes):
+            name = f"hidden {i + 1}" if hidden else f"config {i + 1}"
+            self.stage("hidden" if hidden else "check", name if hidden else f"{name}: {shape}")
+            q, k, v = make_inputs(shape, self.cfg.seed * 1000 + offset + i)
+            expected = truth(q, k, v)
+            payload = b"".join(t.numpy().tobytes() for t in (q, k, v))
+            try:
+                reply, data = self.child.request({"op": "call", "shape": shape.as_dict()}, payload,
+                                                 timeout=self.cfg.timeout_check, max_payload=q.numel() * 4)
+                reply = self._expect(reply)
+            except ChildFailed as failed:
+                result = _crashed_check(name, shape, hidden, failed)
+                self._record_check(result, hidden)
+                raise
+            self.state["audit"] = reply.get("audit") if isinstance(reply.get("audit"), dict) else {}
+            result, kind = judge_call(reply, data, q, k, v, expected, self.cfg.tolerance, name, hidden,
+                                      None if hidden else shape.as_dict())
+            self._record_check(withhold(result) if hidden else result, hidden, full=result)
+            if kind:
+                ok = False
+                msg = withhold(result).message if hidden else result.message
+                self.finish(kind, f"{name}: {msg}")
+                if self.device != "cpu" and kind == "runtime_error":
+                    break     # after a CUDA fault the context is unusable: nothing more can run
+        return ok
+
+    def _record_check(self, result, hidden: bool, full=None) -> None:
+        self.state["checks"].append(asdict(result))
+        if hidden:
+            self.private["hidden_checks"].append(asdict(full or result))
+
+    def _hidden(self) -> None:
+        """The hidden configs, last: the child's output goes private from here on."""
+        if not self.cfg.hidden_configs or self.library is None or self.options.stop_after == "compile":
+            return
+        if self.child is None or (self.device != "cpu" and self.verdict == "runtime_error"):
+            return    # the child is gone (or its CUDA context is): the hidden configs did not run
+        self.child.output.private()
+        try:
+            self._checks(self.cfg.hidden_configs, hidden=True)
+        except ChildFailed as failed:
+            self.finish(failed.verdict, "a hidden config: the kernel "
+                        + ("took longer than the time limit" if failed.verdict == "timeout"
+                           else "crashed or broke a limit (details are withheld on hidden configs)"))
+
+    def _bench(self) -> None:
+        """Every benchmark size: fresh inputs for every timed call (the child's), a few
+        canary calls on the judge's own inputs checked here against float64. A size timed
+        on a busy machine or with a wide spread is timed again (at most MAX_RERUNS times) and
+        the quietest run kept; `bench_quality` says how it went."""
+        from .quality import MAX_RERUNS, summarize
+        child = self.child
+        kernels = ["sdpa"]
+        if self.options.references:
+            self.stage("compile-references")
+            reply, _ = child.request({"op": "references"}, timeout=self.cfg.timeout_compile * 3)
+            refs = self._expect(reply).get("references", {})
+            self.state["references"] = refs
+            kernels += [n for n, r in refs.items() if isinstance(r, dict) and r.get("ok")]
+        rng = random.Random(secrets.randbits(64))
+        rows, timing, per_size = [], {}, []
+        for shape in self.cfg.bench_shapes:
+            runs = []
+            for attempt in range(1 + MAX_RERUNS):
+                self.stage("bench", str(shape) + (f" (again: the machine was busy or the timings spread, "
+                                                  f"{attempt}/{MAX_RERUNS})" if attempt else ""))
+                run = self._bench_size(shape, kernels, rng)
+                if run is None:
+                    return                      # the kernel raised: the verdict is set
+                runs.append(run)
+                if not run["quality"]["noisy"]:
+                    break
+            best = min(runs, key=lambda r: (r["quality"]["noisy"], r["quality"]["score"]))
+            errs = [r["recheck"] for r in runs]
+            recheck = None if any(e is None for e in errs) else max(errs)
+            rows.append({**best["row"], "recheck_max_err": recheck})
+            timing.setdefault("method_by_S", {})[shape.S] = best["method"]
+            timing.setdefault("reps_by_S", {})[shape.S] = best["reps"]
+            if best.get("sdpa_backend"):
+                timing.setdefault("sdpa_backend_by_S", {})[shape.S] = best["sdpa_backend"]
+            per_size.append({**best["quality"], "runs": len(runs)})
+        self.state["bench"] = rows
+        self.state["timing"] = {**_timing_description(self.device, self.cfg, self.threads), **timing,
+                                "canaries_per_size": RECHECK_SAMPLES}
+        self.state["bench_quality"] = summarize(per_size, self.cfg)
+        if self.device == "cpu":
+            self.stage("roofline", "measuring this CPU's FMA peak and memory bandwidth")
+            from .roofline import measure_cpu_ceilings
+            try:
+                self.state["ceilings"] = asdict(measure_cpu_ceilings(self.threads))
+            except Exception as exc:  # noqa: BLE001 - the report then goes without a CPU roofline
+                self.state["ceilings_note"] = f"{type(exc).__name__}: {exc}"[:300]
+        for row in rows:
+            err = row["recheck_max_err"]
+            if err is None or not err < self.cfg.tolerance:
+                shown = "no usable output" if err is None else f"max_err {err:.3g}"
+                self.finish("wrong_answer", f"wrong on the benchmark inputs at S={row['S']} ({shown}); it "
+                            "was right on the check configs")
+                return
+
+    def _bench_size(self, shape: Shape, kernels: list, rng) -> dict | None:
+        """One timing of every kernel at one size; None when the kernel raised (verdict set)."""
+        import torch
+
+        from .bench import ImplausibleTimings, make_row, plausible_timings
+        from .check import make_inputs, truth
+        from .quality import Meter
+        if self.device == "cuda":
+            from .gpu import canary_optional, pick_canaries
+        else:
+            from .bench import canary_optional, pick_canaries
+        child = self.child
+        picked = pick_canaries(shape, self.cfg, rng, RECHECK_SAMPLES)
+        canary = [make_inputs(shape, rng.getrandbits(62)) for _ in picked]
+        payload = b"".join(t.numpy().tobytes() for c in canary for t in c)
+        size = shape.B * shape.H * shape.S * shape.D * 4
+        meter = Meter(child, self.device, self.state.get("system", {}).get("gpu_uuid"))
+        reply, data = child.request({"op": "bench", "shape": shape.as_dict(), "nonce": rng.getrandbits(62),
+                                     "kernels": kernels, "canaries": [{"slot": s} for s in picked]},
+                                    payload, timeout=self.cfg.timeout_bench, max_payload=size * len(picked))
+        reply = self._expect(reply)
+        self.state["audit"] = reply.get("audit") if isinstance(reply.get("audit"), dict) else {}
+        if "raised" in reply:
+            raised = reply["raised"] if isinstance(reply["raised"], dict) else {}
+            kind = raised.get("kind") if raised.get("kind") in ("not_implemented", "runtime_error") else "runtime_error"
+            self.finish(kind, f"attention raised during the benchmark ({shape}): "
+                        f"{str(raised.get('message', ''))[:500]}")
+            return None
+        try:
+            timings = plausible_timings(reply.get("timings"), set(kernels) | {"student"}, meter.wall())
+        except ImplausibleTimings as e:
+            raise ChildFailed("runtime_error", str(e)) from None
+        self.state.setdefault("state_changes", [])
+        for change in reply.get("state_changes", [])[:20]:
+            if isinstance(change, str) and change[:200] not in self.state["state_changes"]:
+                self.state["state_changes"].append(change[:200])
+        errs = []
+        returned = reply.get("canaries_returned", [])
+        method = str(reply.get("method", ""))[:60]
+        offset = 0
+        for i, (q, k, v) in enumerate(canary):
+            got = returned[i] if i < len(returned) else False
+            if got is not True or offset + size > len(data):
+                if got is not True and canary_optional(picked[i], method):
+                    continue
+                errs.append(None)
+                continue
+            out = torch.frombuffer(bytearray(data[offset:offset + size]), dtype=torch.float32).reshape(q.shape)
+            offset += size
+            err = (out.double() - truth(q, k, v)).abs().max()
+            errs.append(float(err) if bool(err.isfinite()) else float("nan"))
+        extra = reply.get("extra") if isinstance(reply.get("extra"), dict) else {}
+        probe = extra.get("wall_probe_ms")
+        if isinstance(probe, (int, float)) and probe > 2 * timings["student"].median_ms + 0.1:
+            self.state["judge_flags"].append({"code": "async_work", "tier": "review", "detail": (
+                f"S={shape.S}: a call takes {probe:.3f} ms with the device synchronised but "
+                f"{timings['student'].median_ms:.3f} ms by the events on the timed stream: work left running "
+                "on another stream?")})
+        return {"row": asdict(make_row(shape, timings, None)), "recheck": None if any(e is None for e in errs)
+                else max(errs, default=0.0), "method": method,
+                "reps": reply.get("reps") if isinstance(reply.get("reps"), int) else None,
+                "sdpa_backend": str(extra.get("sdpa_backend", ""))[:40],
+                "quality": meter.quality(shape, timings, self.cfg)}
+
+    # -- the result --------------------------------------------------------------------------
+    def result(self) -> GradeResult:
+        self.close_child()
+        self.stage("done")
+        shutil.rmtree(self.libdir, ignore_errors=True)
+        if self._temp and not self.keep_workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+        isolation = {**self.isolation, "output_bytes": self.output_bytes}
+        verdict, message = self.verdict or "runtime_error", self.message or "the grade did not finish"
+        from .run import _result
+        return _result(self.sub, self.cfg, self.backend, self.reason, verdict, message, self.state, isolation)
+
+
+def _import_torch() -> None:
+    import torch  # noqa: F401
+
+    from . import check  # noqa: F401
+
+
+def _source_json(src) -> dict:
+    return {"kind": src.kind, "text": src.text, "file": src.file, "line_map": list(src.line_map)}
+
+
+def _compile_dict(d) -> dict:
+    """The child's CompileResult, validated field by field (it is only data)."""
+    from .result import CompileResult
+    if not isinstance(d, dict):
+        raise ChildFailed("runtime_error", "the compile step returned no result")
+    fields = CompileResult.__dataclass_fields__
+    out = {}
+    for name, f in fields.items():
+        value = d.get(name, f.default)
+        want = {"ok": bool, "seconds": (int, float), "cached": bool}.get(name, str)
+        if not isinstance(value, want):
+            value = f.default if not isinstance(f.default, type(None)) else None
+        out[name] = value[:20000] if isinstance(value, str) else value
+    return out
+
+
+def _safe_library_rel(rel, name: str) -> bool:
+    """`<tier>/<name>.so` or `<tier>/<name>_vN.so`: the only shapes a build produces."""
+    import re
+    return isinstance(rel, str) and re.fullmatch(rf"(proxy|lean|full)/{re.escape(name)}(_v\d+)?\.so", rel) is not None
+
+
+def _crashed_check(name: str, shape: Shape, hidden: bool, failed: ChildFailed):
+    from .result import CheckResult
+    message = ("the kernel took longer than the time limit" if failed.verdict == "timeout"
+               else f"the kernel crashed: {failed.message}")
+    if hidden:
+        message = "the kernel crashed or ran past its limit (details are withheld on hidden configs)"
+    return CheckResult(config=None if hidden else shape.as_dict(), name=name, max_err=None, passed=False,
+                       message=message, hidden=hidden)
+
+
+def _judge_system(threads: int) -> dict:
+    """What the judge itself knows of the machine (the child's description is only data)."""
+    from .system import _cpu_name
+    import platform
+    return {"cpu": _cpu_name(), "cpu_cores": os.cpu_count(), "threads": threads,
+            "platform": platform.platform(), "python": platform.python_version()}
+
+
+def _timing_description(device: str, cfg: Config, threads: int) -> dict:
+    if device == "cuda":
+        from .gpu import timing_description
+        return timing_description()
+    from .bench import TIMING_DESCRIPTION
+    return {"method": "cpu-perf_counter", "description": TIMING_DESCRIPTION, "warmup_reps": cfg.warmup_reps,
+            "min_reps": cfg.min_reps, "max_reps": cfg.max_reps, "threads": threads}
