@@ -112,7 +112,7 @@ def score_items(doc: dict, rubric: Rubric, hidden_count: int | None = None) -> l
         row = _largest_row(doc)
         pts, out = 0.0, "no benchmark (the kernel must be correct first)"
         if row is not None and doc["verdict"] == "ok":
-            from .tiers import decide       # a statistic a noisy run cannot flip (grader/tiers.py)
+            from .perf_tier import decide   # a statistic a noisy run cannot flip (grader/perf_tier.py)
             decision = decide(row, rubric.performance, doc.get("bench_quality"))
             pts = decision.points
             out = f"{row['student_ms']:.4g} ms vs SDPA {row['sdpa_ms']:.4g} ms (medians); {decision.text}"

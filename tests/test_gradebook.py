@@ -39,7 +39,7 @@ def test_rubric_items_and_total_of_the_course_config():
     by = {i.name.split(" (")[0]: i for i in items}
     assert by["correctness: config 1"].score == rubric.config_points[0]
     perf = by["performance vs SDPA"]
-    row = max(doc["bench"], key=lambda b: b["S"])           # the tier: fastest calls' ratio (grader/tiers.py)
+    row = max(doc["bench"], key=lambda b: b["S"])           # the tier: fastest calls' ratio (grader/perf_tier.py)
     best = row["timings"]["student"]["min_ms"] / row["timings"]["sdpa"]["min_ms"]
     expected = next((p for m, p in rubric.performance if best <= m), 0)
     assert perf.score == expected and f"{best:.2f}x" in perf.output and f"{row['slowdown']:.2f}x" in perf.output

@@ -1,6 +1,6 @@
-"""grader/tiers.py: the tier comes from the fastest calls, so a busy run's inflated median
+"""grader/perf_tier.py: the tier comes from the fastest calls, so a busy run's inflated median
 does not move it; a run whose median and fastest calls disagree says it could not decide."""
-from grader.tiers import best_slowdown, decide, tier_of
+from grader.perf_tier import best_slowdown, decide, tier_of
 
 TIERS = ((1.5, 25.0), (3.0, 20.0), (10.0, 10.0), (100.0, 5.0))
 
