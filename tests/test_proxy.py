@@ -111,14 +111,11 @@ def test_errors_are_torchs_own(cfg, tmp_path, body, message):
     assert message in str(err.value)
 
 
-def test_the_proxy_tier_comes_first_for_cuda_and_never_shows_its_errors():
+def test_the_proxy_tier_comes_first_for_cuda():
     cuda = Source(kind="cuda", text="", file="a.py", line_map=())
     cpp = Source(kind="cpp", text="", file="a.py", line_map=())
     assert build.tiers(cuda) == ("proxy", "lean", "full")
     assert build.tiers(cpp) == ("lean", "full")
-    # any proxy failure goes on to the lean headers (whose errors the student sees)
-    assert build._next_tier("proxy", "a.py:3:1: error: expected ';' before 'return'")
-    assert not build._next_tier("lean", "a.py:3:1: error: expected ';' before 'return'")
 
 
 def test_at_dispatch_floating_types_runs_the_body_per_dtype_and_refuses_others(cfg, tmp_path):
