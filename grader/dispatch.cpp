@@ -12,6 +12,7 @@
 
 #include <grader_proxy_abi.h>   // grader/proxy_abi/: the proxy tensor API (grader/prelude_cuda/)
 #include <cstdint>
+#include <sstream>
 #include <string>
 
 using AttentionFn = at::Tensor (*)(at::Tensor, at::Tensor, at::Tensor);
@@ -146,6 +147,20 @@ GRADER_EXPORT void grader_proxy_factory(void* out, int kind, const int64_t* size
         case GRADER_PROXY_FULL_LIKE: T(out) = torch::full_like(T(like), S(fill), options); return;
     }
     TORCH_CHECK(false, "unknown factory ", kind);
+}
+GRADER_EXPORT const char* grader_proxy_options_str(const GraderProxyOptions* o) {
+    thread_local std::string text;
+    std::ostringstream ss;
+    ss << O(o);
+    text = ss.str();
+    return text.c_str();
+}
+GRADER_EXPORT const char* grader_proxy_tensor_str(const void* self) {
+    thread_local std::string text;
+    std::ostringstream ss;
+    ss << T(self);
+    text = ss.str();
+    return text.c_str();
 }
 GRADER_EXPORT const char* grader_proxy_scalar_type_name(int scalar_type) {
     return c10::toString(static_cast<c10::ScalarType>(scalar_type));

@@ -71,6 +71,9 @@ void grader_proxy_tensor_copy_(void* self, const void* src, bool non_blocking);
 void grader_proxy_factory(void* out, int kind, const int64_t* sizes, size_t n, const void* like,
                           const struct GraderProxyScalar* fill, const struct GraderProxyOptions* options);
 const char* grader_proxy_scalar_type_name(int scalar_type);            // c10::toString
+// how torch prints options / a tensor (valid until the thread's next call of the same function)
+const char* grader_proxy_options_str(const struct GraderProxyOptions* options);
+const char* grader_proxy_tensor_str(const void* self);
 void* grader_proxy_current_stream(int* device_index);                    // in: -1 = current; out: the index
 void* grader_proxy_default_stream(int* device_index);
 [[noreturn]] void grader_proxy_fail(int kind, const char* func, const char* file, int line, const char* msg);

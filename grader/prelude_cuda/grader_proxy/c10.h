@@ -279,6 +279,9 @@ class TensorOptions {
     Layout layout() const { return abi_.has_layout ? static_cast<Layout>(abi_.layout) : Layout::Strided; }
     bool requires_grad() const { return abi_.has_requires_grad && abi_.requires_grad; }
     const GraderProxyOptions* abi() const { return &abi_; }
+    friend std::ostream& operator<<(std::ostream& os, const TensorOptions& o) {   // as c10 prints them
+        return os << grader_proxy_options_str(o.abi());
+    }
 
  private:
     void set_device(Device d) {

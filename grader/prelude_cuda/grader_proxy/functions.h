@@ -20,4 +20,5 @@ inline Tensor zeros_like(const Tensor& t, TensorOptions o = {}) { return detail:
 inline Tensor ones_like(const Tensor& t, TensorOptions o = {}) { return detail::factory(GRADER_PROXY_ONES_LIKE, {}, &t, 0, o); }
 inline Tensor full_like(const Tensor& t, const Scalar& value, TensorOptions o = {}) { return detail::factory(GRADER_PROXY_FULL_LIKE, {}, &t, value, o); }
 inline Tensor fill(const Tensor& t, const Scalar& value) { return full_like(t, value); }   // at::fill: a filled copy
+inline std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << grader_proxy_tensor_str(&t); }
 }  // namespace at
