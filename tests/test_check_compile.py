@@ -73,7 +73,7 @@ def test_cli_prints_the_tier_the_time_and_each_fallback(tmp_path):
     lines = proc.stdout.splitlines()
     fallback = [ln for ln in lines if ln.startswith("  fallback: ")]
     assert len(fallback) == 1, proc.stdout
-    assert fallback[0].startswith("  fallback: attention.py:6: the grader's proxy headers did not compile it")
+    assert fallback[0].startswith("  fallback: attention.py:5: the grader's proxy headers did not compile it")
     assert 'has no member "sum"' in fallback[0] and "the lean torch headers (typically" in fallback[0]
     assert re.fullmatch(r"  ok \(lean headers, \d+\.\d s\)", lines[lines.index(fallback[0]) + 1])
 
