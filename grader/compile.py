@@ -34,7 +34,7 @@ from pathlib import Path
 from .config import REPO_ROOT, Config
 from .parse import Source
 from .result import CompileResult
-from .tiers import TIERS, Decisions, Fallback, Timings, first_error, first_py_line, plan, proxy_defines
+from .tiers import TIERS, Stop, Walk, proxy_defines, walk
 
 PRELUDE_DIR = Path(__file__).resolve().parent / "prelude"
 PROXY_DIR = Path(__file__).resolve().parent / "prelude_cuda"
@@ -336,59 +336,11 @@ def _reuse(root: Path, name: str) -> tuple[CompileResult, Kernel | None] | None:
         raise
 
 
-class _Stop(Exception):
-    """Raised by an attempt that must not go on to the next tier (the compiler timed out)."""
-
-    def __init__(self, log: str):
-        super().__init__(log)
-        self.log = log
-
-
-@dataclass(frozen=True)
-class _Walk:
-    """Where a source's walk through the header tiers ended."""
-    ok: bool
-    tier: str          # the tier that compiled it, or the last one tried (whose log this is)
-    log: str           # that tier's raw compiler output ("" when it compiled)
-    payload: str       # what a successful attempt returned (the library path)
-    fallback: str      # one line per fallback taken ("" when the first tier compiled it)
-
-
 def _walk_tiers(src: Source, key: str, attempt: Callable[[str], tuple[bool, str, str]],
-                on_note: Note | None) -> _Walk:
-    """Try the header tiers in order: `attempt(tier)` -> (ok, raw log, payload). Tiers that
-    the scan of the source (or an earlier build of it) shows it cannot pass are skipped;
-    every other failure goes on to the next tier, so only the last tier's errors count."""
-    order = tiers(src)
-    decisions, timings = Decisions(cache_root() / "tiers"), Timings(cache_root())
-    file = display_file(src.file)
+                on_note: Note | None) -> Walk:
+    """`grader.tiers.walk` for `src`, its decisions and timings kept in this cache."""
     lines = [(src.file_line(i), text) for i, text in enumerate(src.text.split("\n"), start=1)]
-    fallbacks: list[Fallback] = []
-    said: list[str] = []
-
-    def fall(fb: Fallback) -> None:
-        fallbacks.append(fb)
-        said.append(fb.text(file, timings.estimate(src.kind, fb.to_tier)))
-        if on_note is not None:
-            on_note(said[-1])
-
-    earlier = decisions.load(key)
-    for fb in earlier if earlier is not None else plan(lines, src.kind):
-        fall(fb)
-    start = order.index(fallbacks[-1].to_tier) if fallbacks else 0
-    for i, tier in enumerate(order[start:], start=start):
-        t0 = time.perf_counter()
-        try:
-            ok, raw, payload = attempt(tier)
-        except _Stop as stop:
-            return _Walk(ok=False, tier=tier, log=stop.log, payload="", fallback="\n".join(said))
-        if ok:
-            timings.record(src.kind, tier, time.perf_counter() - t0)
-        if ok or i + 1 == len(order):
-            decisions.save(key, fallbacks)
-            return _Walk(ok=ok, tier=tier, log="" if ok else raw, payload=payload, fallback="\n".join(said))
-        fall(Fallback(tier, order[i + 1], first_py_line(raw, file), first_error(raw), found="build"))
-    raise AssertionError("unreachable: the last tier always returns")
+    return walk(src.kind, display_file(src.file), lines, key, attempt, on_note, cache_root())
 
 
 def _build_tier(src: Source, cfg: Config, root: Path, name: str, tier: str) -> tuple[bool, str, str]:
@@ -472,7 +424,7 @@ def compile_only(src: Source, cfg: Config, on_note: Note | None = None) -> Compi
                 proc = subprocess.run(_compile_only_cmd(src, cfg, path, tier), capture_output=True,
                                       text=True, timeout=cfg.timeout_compile)
             except subprocess.TimeoutExpired:
-                raise _Stop(f"the compiler ran longer than {cfg.timeout_compile:g} s") from None
+                raise Stop(f"the compiler ran longer than {cfg.timeout_compile:g} s") from None
             return proc.returncode == 0, proc.stdout + proc.stderr, ""
         walk = _walk_tiers(src, source_hash(src, cfg), attempt, on_note)
     log = "" if walk.ok else echo_source(trim_log(walk.log, display_file(src.file)), src)

@@ -10,7 +10,8 @@
 
 A tier changes the compile time, never a verdict: a build that fails in one tier,
 whatever the error, is retried in the next, and only the full tier's errors are shown.
-This module decides where a build starts and says why when it moves on:
+This module walks a build through them (`walk`, with the compiler as a callback) and
+says why when it moves on:
 - `plan` scans the source for what a tier cannot have (an #include it lacks, a
   PYBIND11_MODULE), so no time goes into a build that must fail;
 - `Decisions` keeps, per source hash, the fallbacks an earlier build found, so each
@@ -24,6 +25,8 @@ import json
 import os
 import re
 import statistics
+import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -113,6 +116,64 @@ def plan(lines: list[tuple[int, str]], kind: str) -> list[Fallback]:
         else:
             out.append(Fallback(tier, nxt, *first[tier], found="scan"))
     return out
+
+
+# ---- the walk through the tiers ----------------------------------------------------------
+
+class Stop(Exception):
+    """Raised by an attempt that must not go on to the next tier (the compiler timed out)."""
+
+    def __init__(self, log: str):
+        super().__init__(log)
+        self.log = log
+
+
+@dataclass(frozen=True)
+class Walk:
+    """Where a source's walk through the header tiers ended."""
+    ok: bool
+    tier: str          # the tier that compiled it, or the last one tried (whose log this is)
+    log: str           # that tier's raw compiler output ("" when it compiled)
+    payload: str       # what a successful attempt returned (the library path)
+    fallback: str      # one line per fallback taken ("" when the first tier compiled it)
+
+
+def walk(kind: str, file: str, lines: list[tuple[int, str]], key: str,
+         attempt: Callable[[str], tuple[bool, str, str]], on_note: Callable[[str], None] | None,
+         cache: Path) -> Walk:
+    """Try the header tiers of `kind` in order: `attempt(tier)` -> (ok, raw log, payload).
+    Tiers that the scan of the source (`lines`: (.py line, source line)) or an earlier build
+    of it (`key`: its source hash) shows it cannot pass are skipped; every other failure goes
+    on to the next tier, so only the last tier's errors count. `on_note` gets each fallback's
+    line (`file` is the name the compiler uses) as it starts."""
+    order = TIERS[kind]
+    decisions, timings = Decisions(cache / "tiers"), Timings(cache)
+    fallbacks: list[Fallback] = []
+    said: list[str] = []
+
+    def fall(fb: Fallback) -> None:
+        fallbacks.append(fb)
+        said.append(fb.text(file, timings.estimate(kind, fb.to_tier)))
+        if on_note is not None:
+            on_note(said[-1])
+
+    earlier = decisions.load(key)
+    for fb in earlier if earlier is not None else plan(lines, kind):
+        fall(fb)
+    start = order.index(fallbacks[-1].to_tier) if fallbacks else 0
+    for i, tier in enumerate(order[start:], start=start):
+        t0 = time.perf_counter()
+        try:
+            ok, raw, payload = attempt(tier)
+        except Stop as stop:
+            return Walk(ok=False, tier=tier, log=stop.log, payload="", fallback="\n".join(said))
+        if ok:
+            timings.record(kind, tier, time.perf_counter() - t0)
+        if ok or i + 1 == len(order):
+            decisions.save(key, fallbacks)
+            return Walk(ok=ok, tier=tier, log="" if ok else raw, payload=payload, fallback="\n".join(said))
+        fall(Fallback(tier, order[i + 1], first_py_line(raw, file), first_error(raw), found="build"))
+    raise AssertionError("unreachable: the last tier always returns")
 
 
 # ---- reading a failed build's log -------------------------------------------------------
