@@ -38,6 +38,9 @@ def test_cuda_compile_error_points_at_the_py_line(cfg):
     assert "cuda_compile_error.py(10): error" in result.log, result.log
     assert 'identifier "undeclared_value" is undefined' in result.log
     assert "   10 |         out[i] = undeclared_value;" in result.log   # the line, echoed
+    # the errors shown are the full tier's: nothing in them points into the grader's own headers
+    assert result.tier == "full" and "prelude" not in result.log and "grader_proxy" not in result.log
+    assert "the grader's proxy headers did not compile it" in result.fallback.splitlines()[0]
 
 
 def test_cpp_compile_only_maps_lines_too(cfg):
