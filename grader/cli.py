@@ -98,8 +98,10 @@ def cmd_check_compile(args) -> int:
         var = "_CUDA_SRC" if kind == "cuda" else "_CPP_SRC"
         print(f"compiling {var} of {sub.file} ({'nvcc' if kind == 'cuda' else 'c++'}, no GPU needed) ...",
               flush=True)
-        result = build.compile_only(sub.sources[kind], cfg)
-        print(f"  {'ok' if result.ok else 'FAILED'} ({result.seconds:.1f} s)")
+        result = build.compile_only(sub.sources[kind], cfg,
+                                    on_note=lambda line: print(f"  fallback: {line}", flush=True))
+        tier = f"{result.tier} headers" if result.ok else f"errors from the {result.tier} headers"
+        print(f"  {'ok' if result.ok else 'FAILED'} ({tier}, {result.seconds:.1f} s)")
         if result.log:
             print("\n".join("  " + ln for ln in result.log.splitlines()))
         failed |= not result.ok

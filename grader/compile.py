@@ -1,19 +1,20 @@
 """Stage 2, compile: build a kernel source with `torch.utils.cpp_extension.load_inline`.
 
-How a build is made fast (measured in grader/NOTES.md):
+How a build is made fast (measured in reference/NOTES.md):
 - Each build folder is keyed by a hash of everything that affects the binary, under
   the ignored cache folder; unchanged sources are never recompiled (a failed build
   is remembered too, with its log).
 - No pybind11 per build: one appended C function, `grader_attention_entry`, hands
   the address of `attention` to a small binding module built once
   (`grader/dispatch.cpp`).
-- Headers in tiers, the fastest first. A CUDA source is first compiled against the
-  proxy `<torch/extension.h>` (`grader/prelude_cuda/`: declarations only, each call
-  done by the real ATen in the binding module; ~1 s per nvcc pass instead of ~3).
-  If that fails for any reason, and for C++ sources, the lean `<torch/extension.h>`
-  (`grader/prelude/`) is next; if a lean build fails because a name is missing, the
-  real torch headers are last. A tier only changes compile time: what the proxy or
-  the lean headers cannot express fails to compile and goes to the next tier.
+- Headers in tiers, the fastest first (`grader/tiers.py`): a CUDA source against the
+  proxy headers (`grader/prelude_cuda/`: declarations only, each call done by the real
+  ATen in the binding module; ~1 s per nvcc pass instead of ~3), then the lean ones
+  (`grader/prelude/`), then the real torch headers. A tier only changes compile time:
+  any failure goes on to the next tier, and only the full tier's errors are reported.
+  A scan of the source skips a tier it cannot pass, each fallback is reported in one
+  line (`on_note`) naming the `.py` line that caused it, and the tiers an earlier
+  build of the same source needed are remembered.
 - `#line` directives make the compiler report lines of the student's `.py` file.
 """
 from __future__ import annotations
@@ -25,6 +26,7 @@ import os
 import re
 import shutil
 import time
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +34,7 @@ from pathlib import Path
 from .config import REPO_ROOT, Config
 from .parse import Source
 from .result import CompileResult
+from .tiers import TIERS, Stop, Walk, proxy_defines, walk
 
 PRELUDE_DIR = Path(__file__).resolve().parent / "prelude"
 PROXY_DIR = Path(__file__).resolve().parent / "prelude_cuda"
@@ -40,7 +43,7 @@ COMMON_HEADERS_DIR = Path(__file__).resolve().parent / "prelude_common"   # incl
 CPU_WHEEL_PRELUDE = Path(__file__).resolve().parent / "prelude_cpu_wheel"
 DISPATCH_SRC = Path(__file__).resolve().parent / "dispatch.cpp"
 ENTRY_FILE = "grader_entry"   # the file name compile errors in the appended entry carry
-BUILD_VERSION = "5"           # bump when the way builds are made changes
+BUILD_VERSION = "7"           # bump when the way builds are made changes
 SIGNATURE = "torch::Tensor attention(torch::Tensor q, torch::Tensor k, torch::Tensor v)"
 
 # The entry point appended to every kernel source. The static_cast makes the
@@ -52,22 +55,6 @@ extern "C" __attribute__((visibility("default"))) void* grader_attention_entry()
 }
 """
 
-# Compiler messages that mean "a name is missing": the lean headers may lack it.
-_MISSING_NAME = re.compile(r"not declared|is not a member of|has no member named|incomplete type|"
-                           r"does not name a type|no matching function|No such file or directory|"
-                           r"is undefined|has no member|not a class, namespace|redefinition|"
-                           r"ambiguous|previously declared")
-# ... and mention something the real headers provide (so a plain typo is reported at once
-# instead of after a second, slow build): torch/ATen/c10/std names, namespaces, includes.
-_FROM_HEADERS = re.compile(r"\b(torch|at|c10|std|ATen|pybind11|cuda)\b|namespace|"
-                           r"No such file|redefinition|ambiguous|previously declared|incomplete type|"
-                           r"no matching function|has no member")
-
-
-def needs_full_headers(log: str) -> bool:
-    """True if an error of a lean build may come from the lean headers lacking a name."""
-    errors = [ln for ln in log.splitlines() if "error" in ln]
-    return any(_MISSING_NAME.search(ln) and _FROM_HEADERS.search(ln) for ln in errors)
 _MAX_LOG_LINES = 40
 
 
@@ -153,16 +140,24 @@ def prepare() -> float:
     return time.perf_counter() - t0
 
 
+def display_file(name: str) -> str:
+    """The submission's file name as `#line` directives, and so compiler messages, carry
+    it: a quote, a backslash, a control character or a byte that is not UTF-8 would end
+    the directive early or inject into it, so each becomes `_`."""
+    return "".join(c if c.isprintable() and c not in '"\\' else "_" for c in name) or "_"
+
+
 def annotate(src: Source) -> str:
     """The source as compiled: `#line` directives map each line to the `.py` file."""
     lines = src.text.split("\n")
-    out = [f'#line {src.file_line(1)} "{src.file}"']
+    file = display_file(src.file)
+    out = [f'#line {src.file_line(1)} "{file}"']
     for i, line in enumerate(lines):
         if i > 0:
             expected = src.file_line(i) + 1
             actual = src.file_line(i + 1)
             if actual != expected and not lines[i - 1].rstrip().endswith("\\"):
-                out.append(f'#line {actual} "{src.file}"')
+                out.append(f'#line {actual} "{file}"')
         out.append(line)
     out.append(f'#line 1 "{ENTRY_FILE}"')
     out.append(ENTRY_CODE)
@@ -181,7 +176,7 @@ def _cuda_arch(cfg: Config) -> str:
 
 def tiers(src: Source) -> tuple[str, ...]:
     """The header tiers a source is tried with, fastest first (see the module doc)."""
-    return ("proxy", "lean", "full") if src.kind == "cuda" else ("lean", "full")
+    return TIERS[src.kind]
 
 
 def _build_args(src: Source, cfg: Config, tier: str, link: bool = True) -> dict:
@@ -190,11 +185,12 @@ def _build_args(src: Source, cfg: Config, tier: str, link: bool = True) -> dict:
     ldflags = list(cfg.cpp_ldflags)
     if tier == "proxy" and link:     # the proxy's functions live in the binding module
         ldflags.append(_dispatch().__file__)
-    args = {"cflags": list(cfg.cpp_flags), "ldflags": ldflags, "includes": includes, "kind": src.kind}
+    defines = proxy_defines(src.text) if tier == "proxy" else []
+    args = {"cflags": list(cfg.cpp_flags) + defines, "ldflags": ldflags, "includes": includes, "kind": src.kind}
     if src.kind == "cuda":
         arch = _cuda_arch(cfg)
         code = arch.replace(".", "")
-        args["cuda_flags"] = list(cfg.cuda_flags) + [f"-gencode=arch=compute_{code},code=sm_{code}"]
+        args["cuda_flags"] = list(cfg.cuda_flags) + [f"-gencode=arch=compute_{code},code=sm_{code}"] + defines
     return args
 
 
@@ -216,7 +212,8 @@ def host_cpu() -> str:
 def source_hash(src: Source, cfg: Config) -> str:
     """Key of a build folder: changes whenever anything that affects the binary does."""
     h = hashlib.sha256()
-    headers = sorted(p for d in (PRELUDE_DIR, PROXY_DIR, PROXY_ABI_DIR, COMMON_HEADERS_DIR) for p in d.rglob("*.h"))
+    headers = sorted(p for d in (PRELUDE_DIR, PROXY_DIR, PROXY_ABI_DIR, COMMON_HEADERS_DIR, CPU_WHEEL_PRELUDE)
+                     for p in d.rglob("*.h"))
     for part in (BUILD_VERSION, _torch_key(), host_cpu(), annotate(src), json.dumps(_build_args(src, cfg, "lean")),
                  DISPATCH_SRC.read_text(), *(p.read_text() for p in headers)):
         h.update(part.encode())
@@ -259,7 +256,7 @@ def echo_source(log: str, src: Source) -> str:
     for i, text in enumerate(src.text.split("\n"), start=1):
         by_file_line.setdefault(src.file_line(i), text)
     # gcc: "file:L:C: error: ..."; nvcc's front end: "file(L): error: ..."
-    pattern = re.compile(rf"^{re.escape(src.file)}(?::(\d+):(\d+):|\((\d+)\):) (?:fatal )?(error|warning)")
+    pattern = re.compile(rf"^{re.escape(display_file(src.file))}(?::(\d+):(\d+):|\((\d+)\):) (?:fatal )?(error|warning)")
     out = []
     lines = log.splitlines()
     for n, line in enumerate(lines):
@@ -296,10 +293,15 @@ def _run_load_inline(src: Source, cfg: Config, build: Path, name: str, tier: str
     return str(built[-1] if built else build / f"{name}.so")
 
 
-def compile_source(src: Source, cfg: Config, on_note=None, load: bool = True) -> tuple[CompileResult, Kernel | None]:
+Note = Callable[[str], None]
+
+
+def compile_source(src: Source, cfg: Config, on_note: Note | None = None,
+                   load: bool = True) -> tuple[CompileResult, Kernel | None]:
     """Build `src` (or reuse an identical earlier build) and load it (`load=False`: build
     only, the kernel is None; the judge audits the library before anything of it runs).
-    `on_note(text)` hears about a slow fallback to another header tier."""
+    `on_note` is called with one line each time the build falls back to a slower header
+    tier, as it starts."""
     key = source_hash(src, cfg)
     name = f"attn_{src.kind}_{key}"
     shared = shared_root()
@@ -314,18 +316,22 @@ def compile_source(src: Source, cfg: Config, on_note=None, load: bool = True) ->
         if reused is not None:
             return reused
         t0 = time.perf_counter()
-        ok, library, log, headers = _build(src, cfg, root, name)
+        walk = _walk_tiers(src, key, lambda tier: _build_tier(src, cfg, root, name, tier), on_note)
         seconds = time.perf_counter() - t0
+        library = walk.payload if walk.ok else ""
+        log = "" if walk.ok else echo_source(trim_log(walk.log, display_file(src.file)), src)
         marker.parent.mkdir(parents=True, exist_ok=True)
         # the library relative to its build folder: a cache that moves (a copied repo, another
         # GRADER_CACHE) still finds it
         (root / "RESULT.json.tmp").write_text(json.dumps(
-            {"ok": ok, "library": os.path.relpath(library, root) if ok else "", "log": log,
-             "seconds": seconds, "headers": headers}))
+            {"ok": walk.ok, "library": os.path.relpath(library, root) if walk.ok else "", "log": log,
+             "seconds": seconds, "headers": walk.tier if walk.ok else "", "tier": walk.tier,
+             "fallback": walk.fallback}))
         os.replace(root / "RESULT.json.tmp", marker)
-    result = CompileResult(ok=ok, seconds=round(seconds, 2), log=log, module=name, build_dir=str(root),
-                           headers=headers, library_rel=os.path.relpath(library, root) if ok else "")
-    return result, (_load(library) if ok and load else None)
+    result = CompileResult(ok=walk.ok, seconds=round(seconds, 2), log=log, module=name, build_dir=str(root),
+                           headers=walk.tier if walk.ok else "", tier=walk.tier, fallback=walk.fallback,
+                           library_rel=os.path.relpath(library, root) if walk.ok else "")
+    return result, (_load(library) if walk.ok and load else None)
 
 
 def _reuse(root: Path, name: str, load: bool = True) -> tuple[CompileResult, Kernel | None] | None:
@@ -341,7 +347,8 @@ def _reuse(root: Path, name: str, load: bool = True) -> tuple[CompileResult, Ker
         return None
     cached = CompileResult(ok=prev["ok"], seconds=0.0, log=prev["log"], cached=True, module=name,
                            build_dir=str(root), headers=prev.get("headers", ""),
-                           library_rel=prev.get("library", "") if prev["ok"] else "")
+                           library_rel=prev.get("library", "") if prev["ok"] else "",
+                           tier=prev.get("tier", prev.get("headers", "")), fallback=prev.get("fallback", ""))
     if not prev["ok"]:
         return cached, None
     library = root / prev["library"]             # relative since BUILD_VERSION 5 (absolute before)
@@ -357,34 +364,24 @@ def _reuse(root: Path, name: str, load: bool = True) -> tuple[CompileResult, Ker
         raise
 
 
-def _next_tier(tier: str, log: str) -> bool:
-    """Whether a failed build in `tier` is retried in the next one: after the proxy,
-    always (its errors are never shown: the lean build's are); after the lean headers,
-    when the error may be a name they lack."""
-    return tier == "proxy" or (tier == "lean" and needs_full_headers(log))
+def _walk_tiers(src: Source, key: str, attempt: Callable[[str], tuple[bool, str, str]],
+                on_note: Note | None) -> Walk:
+    """`grader.tiers.walk` for `src`, its decisions and timings kept in this cache."""
+    lines = [(src.file_line(i), text) for i, text in enumerate(src.text.split("\n"), start=1)]
+    return walk(src.kind, display_file(src.file), lines, key, attempt, on_note, cache_root())
 
 
-def _build(src: Source, cfg: Config, root: Path, name: str) -> tuple[bool, str, str, str]:
-    """Build in the first header tier that compiles the source (see the module doc)."""
-    notes = []
-    for tier in tiers(src):
-        build = root / tier
-        if build.exists():
-            shutil.rmtree(build)
-        build.mkdir(parents=True)
-        try:
-            library = _run_load_inline(src, cfg, build, name, tier)
-            return True, library, "\n".join(notes), tier
-        except RuntimeError as e:
-            raw = str(e)
-            (build / "build.log").write_text(raw)
-            if tier == "lean" and needs_full_headers(raw):
-                notes.append("(rebuilt against the full torch headers: the lean ones lack a name "
-                             "this source uses)")
-            if _next_tier(tier, raw):
-                continue
-            return False, "", echo_source(trim_log(raw, src.file), src), ""
-    raise AssertionError("unreachable")
+def _build_tier(src: Source, cfg: Config, root: Path, name: str, tier: str) -> tuple[bool, str, str]:
+    """One load_inline build in `root/<tier>`: (ok, raw log, library path)."""
+    build = root / tier
+    if build.exists():
+        shutil.rmtree(build)
+    build.mkdir(parents=True)
+    try:
+        return True, "", _run_load_inline(src, cfg, build, name, tier)
+    except RuntimeError as e:
+        (build / "build.log").write_text(str(e))
+        return False, str(e), ""
 
 
 def _load(library: str) -> Kernel:
@@ -409,39 +406,56 @@ def _compile_only_cmd(src: Source, cfg: Config, path: Path, tier: str) -> list[s
     from torch.utils.cpp_extension import include_paths
     args = _build_args(src, cfg, tier, link=False)
     includes = [f"-I{p}" for p in args["includes"]]
-    torch_includes = include_paths()
-    for p in torch_includes + [sysconfig.get_paths()["include"]]:
+    for p in include_paths() + [sysconfig.get_paths()["include"]]:
         includes += ["-isystem", p]
-    generated = Path(torch_includes[0]) / "c10" / "cuda" / "impl" / "cuda_cmake_macros.h"
-    if src.kind == "cuda" and not generated.exists():   # a CPU wheel: see the stand-in's comment
-        includes += ["-isystem", str(CPU_WHEEL_PRELUDE)]
     common = ["-DTORCH_API_INCLUDE_EXTENSION_H", "-DTORCH_EXTENSION_NAME=check", "-std=c++20"]
     if src.kind == "cuda":
-        return [_nvcc(), "-c", str(path), "-o", os.devnull, *common, *includes,
+        # searched last: a stand-in is used only where torch and the CUDA toolkit lack the
+        # header (a CPU wheel, a toolkit without cuBLAS/cuSPARSE/cuDNN; grader/prelude_cpu_wheel/)
+        stand_ins = ["-Xcompiler", "-idirafter", "-Xcompiler", str(CPU_WHEEL_PRELUDE)]
+        return [_nvcc(), "-c", str(path), "-o", os.devnull, *common, *includes, *stand_ins,
                 *args["cuda_flags"], "-Xcompiler", "-fPIC"]
     return ["c++", "-fsyntax-only", str(path), *common, *includes, *args["cflags"], "-fPIC"]
 
 
-def compile_only(src: Source, cfg: Config) -> CompileResult:
+def _stand_ins_in_use() -> list[str]:
+    """The CUDA library headers this machine's toolkit lacks (the stand-ins declare them)."""
+    home = Path(_nvcc()).resolve().parent.parent
+    dirs = [home / "include", *home.glob("targets/*/include")]
+    return sorted(p.name for p in CPU_WHEEL_PRELUDE.glob("*.h") if not any((d / p.name).is_file() for d in dirs))
+
+
+def _stand_in_hint(log: str) -> str:
+    """A line for an error that may come from a stand-in declaring less than the library."""
+    missing = _stand_ins_in_use()
+    prefixes = {h: re.sub(r"(_v2|Dn|_common|_api)?\.h$", "", h) for h in missing}
+    named = [h for h, prefix in prefixes.items() if re.search(rf"\b{prefix}\w*", log, re.IGNORECASE)]
+    if not named:
+        return ""
+    return (f"note: this machine's CUDA toolkit has no {', '.join(named)}; the grader's stand-in declares only "
+            "what torch's headers use, so an error about that library may not happen where it is installed")
+
+
+def compile_only(src: Source, cfg: Config, on_note: Note | None = None) -> CompileResult:
     """Compile `src` without linking or loading it: for machines without a GPU (nvcc
-    only). Errors are mapped to the student's file like a real build's."""
+    only). The same header tiers and fallback lines as a real build (`on_note`), and
+    errors mapped to the student's file like a real build's."""
     import subprocess
     import tempfile
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="check-compile-") as tmp:
         path = Path(tmp) / ("kernel.cu" if src.kind == "cuda" else "kernel.cpp")
         path.write_text(annotate(src))
-        for tier in tiers(src):
+
+        def attempt(tier: str) -> tuple[bool, str, str]:
             try:
                 proc = subprocess.run(_compile_only_cmd(src, cfg, path, tier), capture_output=True,
                                       text=True, timeout=cfg.timeout_compile)
             except subprocess.TimeoutExpired:
-                return CompileResult(ok=False, seconds=round(time.perf_counter() - t0, 2),
-                                     log=f"the compiler ran longer than {cfg.timeout_compile:g} s")
-            raw = proc.stdout + proc.stderr
-            if proc.returncode == 0:
-                return CompileResult(ok=True, seconds=round(time.perf_counter() - t0, 2), log="")
-            if not _next_tier(tier, raw):
-                break
-    return CompileResult(ok=False, seconds=round(time.perf_counter() - t0, 2),
-                         log=echo_source(trim_log(raw, src.file), src))
+                raise Stop(f"the compiler ran longer than {cfg.timeout_compile:g} s") from None
+            return proc.returncode == 0, proc.stdout + proc.stderr, ""
+        walk = _walk_tiers(src, source_hash(src, cfg), attempt, on_note)
+    log = "" if walk.ok else echo_source(trim_log(walk.log, display_file(src.file)), src)
+    hint = _stand_in_hint(log) if not walk.ok and src.kind == "cuda" else ""
+    return CompileResult(ok=walk.ok, seconds=round(time.perf_counter() - t0, 2), log=log + ("\n" + hint if hint else ""),
+                         headers=walk.tier if walk.ok else "", tier=walk.tier, fallback=walk.fallback)

@@ -15,6 +15,7 @@
 
 #include <grader_proxy_abi.h>   // grader/proxy_abi/: the proxy tensor API (grader/prelude_cuda/)
 #include <cstdint>
+#include <sstream>
 #include <string>
 
 using AttentionFn = at::Tensor (*)(at::Tensor, at::Tensor, at::Tensor);
@@ -38,8 +39,10 @@ static at::Tensor call_kernel(std::uintptr_t fn, at::Tensor q, at::Tensor k, at:
 // these functions; `self` is an object with at::Tensor's layout, built in place here.
 static_assert(sizeof(at::Tensor) == sizeof(void*), "the proxy tensor is one TensorImpl pointer");
 static_assert(static_cast<int>(c10::ScalarType::Float) == 6 && static_cast<int>(c10::ScalarType::Bool) == 11 &&
-              static_cast<int>(c10::ScalarType::BFloat16) == 15 && static_cast<int>(c10::DeviceType::CUDA) == 1,
-              "the proxy's ScalarType/DeviceType numbering must be c10's");
+              static_cast<int>(c10::ScalarType::BFloat16) == 15 && static_cast<int>(c10::ScalarType::QInt32) == 14 &&
+              static_cast<int>(c10::DeviceType::CUDA) == 1 && static_cast<int>(c10::Layout::Strided) == 0 &&
+              static_cast<int>(c10::Layout::Jagged) == 7,
+              "the proxy's ScalarType/DeviceType/Layout numbering must be c10's");
 
 #define GRADER_EXPORT extern "C" __attribute__((visibility("default")))
 static at::Tensor& T(void* p) { return *static_cast<at::Tensor*>(p); }
@@ -85,44 +88,114 @@ GRADER_EXPORT void* grader_proxy_tensor_data_ptr(const void* self, int scalar_ty
         case static_cast<int>(at::kChar): return t.data_ptr<int8_t>();
         case static_cast<int>(at::kByte): return t.data_ptr<uint8_t>();
         case static_cast<int>(at::kBool): return t.data_ptr<bool>();
+        case static_cast<int>(at::kHalf): return t.data_ptr<at::Half>();
+        case static_cast<int>(at::kBFloat16): return t.data_ptr<at::BFloat16>();
     }
     TORCH_CHECK(false, "data_ptr: unsupported scalar type ", scalar_type);
     return nullptr;
 }
 GRADER_EXPORT void grader_proxy_tensor_contiguous(void* out, const void* self) { T(out) = T(self).contiguous(); }
 GRADER_EXPORT void grader_proxy_tensor_zero_(void* self) { T(self).zero_(); }
-GRADER_EXPORT void grader_proxy_factory(void* out, int kind, const int64_t* sizes, size_t n, const void* like,
-                                        double fill, const GraderProxyOptions* o) {
+
+static at::Scalar S(const GraderProxyScalar* s) {
+    switch (s->kind) {
+        case GRADER_PROXY_SCALAR_LONG: return at::Scalar(s->i);
+        case GRADER_PROXY_SCALAR_BOOL: return at::Scalar(s->i != 0);
+    }
+    return at::Scalar(s->d);
+}
+static at::TensorOptions O(const GraderProxyOptions* o) {
     at::TensorOptions options;
     if (o->has_dtype) options = options.dtype(static_cast<c10::ScalarType>(o->dtype));
     if (o->has_device) options = options.device(static_cast<c10::DeviceType>(o->device_type), o->device_index);
+    if (o->has_layout) options = options.layout(static_cast<c10::Layout>(o->layout));
+    if (o->has_requires_grad) options = options.requires_grad(o->requires_grad);
+    return options;
+}
+
+GRADER_EXPORT void grader_proxy_tensor_fill_(void* self, const GraderProxyScalar* value) { T(self).fill_(S(value)); }
+GRADER_EXPORT void grader_proxy_tensor_to(void* out, const void* self, const GraderProxyOptions* o, bool non_blocking,
+                                          bool copy) {
+    T(out) = T(self).to(O(o), non_blocking, copy);
+}
+GRADER_EXPORT void grader_proxy_tensor_shape(void* out, const void* self, int kind, const int64_t* ints, size_t n) {
+    const at::IntArrayRef list(ints, n);
+    switch (kind) {
+        case GRADER_PROXY_VIEW: T(out) = T(self).view(list); return;
+        case GRADER_PROXY_RESHAPE: T(out) = T(self).reshape(list); return;
+        case GRADER_PROXY_PERMUTE: T(out) = T(self).permute(list); return;
+    }
+    TORCH_CHECK(false, "unknown shape operation ", kind);
+}
+GRADER_EXPORT void grader_proxy_tensor_transpose(void* out, const void* self, int64_t dim0, int64_t dim1) {
+    T(out) = T(self).transpose(dim0, dim1);
+}
+GRADER_EXPORT void grader_proxy_tensor_clone(void* out, const void* self) { T(out) = T(self).clone(); }
+GRADER_EXPORT void grader_proxy_tensor_copy_(void* self, const void* src, bool non_blocking) {
+    T(self).copy_(T(src), non_blocking);
+}
+// torch:: factories (they honour requires_grad; at:: ones are the same for everything else)
+GRADER_EXPORT void grader_proxy_factory(void* out, int kind, const int64_t* sizes, size_t n, const void* like,
+                                        const GraderProxyScalar* fill, const GraderProxyOptions* o) {
+    const at::TensorOptions options = O(o);
     const at::IntArrayRef size(sizes, n);
     switch (kind) {
-        case GRADER_PROXY_EMPTY: T(out) = at::empty(size, options); return;
-        case GRADER_PROXY_ZEROS: T(out) = at::zeros(size, options); return;
-        case GRADER_PROXY_ONES: T(out) = at::ones(size, options); return;
-        case GRADER_PROXY_FULL: T(out) = at::full(size, fill, options); return;
-        case GRADER_PROXY_EMPTY_LIKE: T(out) = at::empty_like(T(like), options); return;
-        case GRADER_PROXY_ZEROS_LIKE: T(out) = at::zeros_like(T(like), options); return;
-        case GRADER_PROXY_ONES_LIKE: T(out) = at::ones_like(T(like), options); return;
-        case GRADER_PROXY_FULL_LIKE: T(out) = at::full_like(T(like), fill, options); return;
+        case GRADER_PROXY_EMPTY: T(out) = torch::empty(size, options); return;
+        case GRADER_PROXY_ZEROS: T(out) = torch::zeros(size, options); return;
+        case GRADER_PROXY_ONES: T(out) = torch::ones(size, options); return;
+        case GRADER_PROXY_FULL: T(out) = torch::full(size, S(fill), options); return;
+        case GRADER_PROXY_EMPTY_LIKE: T(out) = torch::empty_like(T(like), options); return;
+        case GRADER_PROXY_ZEROS_LIKE: T(out) = torch::zeros_like(T(like), options); return;
+        case GRADER_PROXY_ONES_LIKE: T(out) = torch::ones_like(T(like), options); return;
+        case GRADER_PROXY_FULL_LIKE: T(out) = torch::full_like(T(like), S(fill), options); return;
     }
     TORCH_CHECK(false, "unknown factory ", kind);
 }
-// The stream torch's CUDA work is queued on, through c10's device-guard interface
+GRADER_EXPORT const char* grader_proxy_options_str(const GraderProxyOptions* o) {
+    thread_local std::string text;
+    std::ostringstream ss;
+    ss << O(o);
+    text = ss.str();
+    return text.c_str();
+}
+GRADER_EXPORT const char* grader_proxy_tensor_str(const void* self) {
+    thread_local std::string text;
+    std::ostringstream ss;
+    ss << T(self);
+    text = ss.str();
+    return text.c_str();
+}
+GRADER_EXPORT const char* grader_proxy_scalar_type_name(int scalar_type) {
+    return c10::toString(static_cast<c10::ScalarType>(scalar_type));
+}
+// The streams torch's CUDA work is queued on, through c10's device-guard interface
 // (this module is built without the CUDA headers, so that it builds on any machine).
-GRADER_EXPORT void* grader_proxy_current_stream(int* device_index) {
-    const auto* impl = c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA);
+static c10::Device cuda_device(int* device_index, const c10::impl::DeviceGuardImplInterface* impl) {
     const c10::Device device = *device_index < 0 ? impl->getDevice()
                                                  : c10::Device(c10::DeviceType::CUDA, *device_index);
     *device_index = device.index();
-    return impl->getStream(device).native_handle();
+    return device;
 }
-GRADER_EXPORT void grader_proxy_check_fail(const char* func, const char* file, int line, const char* msg) {
+GRADER_EXPORT void* grader_proxy_current_stream(int* device_index) {
+    const auto* impl = c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA);
+    return impl->getStream(cuda_device(device_index, impl)).native_handle();
+}
+GRADER_EXPORT void* grader_proxy_default_stream(int* device_index) {
+    const auto* impl = c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA);
+    return impl->getDefaultStream(cuda_device(device_index, impl)).native_handle();
+}
+GRADER_EXPORT void grader_proxy_fail(int kind, const char* func, const char* file, int line, const char* msg) {
+    const c10::SourceLocation where{func, file, static_cast<uint32_t>(line)};
+    switch (kind) {
+        case GRADER_PROXY_INDEX_ERROR: throw c10::IndexError(where, std::string(msg));
+        case GRADER_PROXY_VALUE_ERROR: throw c10::ValueError(where, std::string(msg));
+        case GRADER_PROXY_TYPE_ERROR: throw c10::TypeError(where, std::string(msg));
+        case GRADER_PROXY_NOT_IMPLEMENTED: throw c10::NotImplementedError(where, std::string(msg));
+    }
     c10::detail::torchCheckFail(func, file, static_cast<uint32_t>(line), std::string(msg));
 }
-GRADER_EXPORT void grader_proxy_not_implemented(const char* func, const char* file, int line, const char* msg) {
-    throw c10::NotImplementedError({func, file, static_cast<uint32_t>(line)}, std::string(msg));
+GRADER_EXPORT void grader_proxy_warn(const char* func, const char* file, int line, const char* msg) {
+    c10::warn(c10::Warning(c10::UserWarning(), {func, file, static_cast<uint32_t>(line)}, std::string(msg), false));
 }
 
 // ---- NaN poison for the CPU check stage ---------------------------------------------

@@ -41,6 +41,9 @@ class CompileResult:
     build_dir: str = ""
     headers: str = ""            # the header tier it was built with: proxy, lean or full ("" if failed)
     library_rel: str = ""        # the built library, relative to build_dir (<tier>/<module>.so)
+    tier: str = ""               # the tier whose result this is: the one that compiled it, else the
+                                 # last one tried (whose errors `log` shows); grader/tiers.py
+    fallback: str = ""           # one line per fallback to a slower tier: the .py line that caused it
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,9 @@ from __future__ import annotations
 
 from .result import GradeResult
 
+# what the optimised fused reference is on each backend (grader/worker.py REFERENCES)
+FUSED_OPT = {"cuda": "fused-opt (tensor cores, 3xTF32)", "cpu": "fused-opt (register-blocked micro-kernels, OpenMP)"}
+
 VERDICT_HELP = {
     "ok": "correct on every config",
     "not_implemented": "the kernel says it is not implemented yet: write it in the template",
@@ -52,6 +55,8 @@ def format_result(r: GradeResult) -> str:
         if c.ok and c.headers:
             how += f", {c.headers} headers"
         out.append(f"compile:    {'ok' if c.ok else 'FAILED'} ({how})")
+        if c.fallback and not c.cached:
+            out += [f"            fallback: {line}" for line in c.fallback.splitlines()]
         if c.log:
             out += ["", *("  " + ln for ln in c.log.splitlines()), ""]
     if r.checks:
@@ -81,8 +86,7 @@ def format_result(r: GradeResult) -> str:
             out.append(f"  {b.B:>2} {b.H:>3} {b.S:>5} {b.D:>4}  {_ms(b.student_ms):>9} {_ms(b.sdpa_ms):>9} "
                        f"{slow:>9} {_ms(b.naive_ms):>9} {_ms(b.fused_ms):>9}"
                        + (f" {_ms(b.fused_opt_ms):>9}" if opt else "") + f" {gf:>14}")
-        opt_how = "tensor cores, 3xTF32" if r.backend == "cuda" else "register-blocked, vectorised"
-        out.append("  naive / fused" + (f" / fused-opt ({opt_how})" if opt else "")
+        out.append("  naive / fused" + (f" / {FUSED_OPT.get(r.backend, 'fused-opt')}" if opt else "")
                    + ": the course's reference kernels, timed in the same run")
         out += _quality_lines(r.bench_quality)
     if r.profiles or r.profile_notes:

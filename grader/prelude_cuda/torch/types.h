@@ -1,3 +1,4 @@
-// The proxy headers declare all of it in one file (see torch/extension.h here).
+// The proxy's <torch/types.h>: the tensor API and namespace torch.
+// Declared in grader_proxy/ (see torch/extension.h here for how the proxy works).
 #pragma once
-#include <torch/extension.h>
+#include "../grader_proxy/torch.h"

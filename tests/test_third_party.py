@@ -1,0 +1,78 @@
+"""The corpus of third-party-style kernels (tests/third_party/, MANIFEST.toml): each gets
+the verdict its code deserves, on the header tier its code allows. CUDA kernels compile
+with nvcc here (no GPU); C++ kernels are graded on the CPU; the GPU grades run with -m gpu."""
+import tomllib
+from dataclasses import replace
+
+import pytest
+
+from grader import compile as build
+from grader.parse import parse
+
+from conftest import TESTS
+
+CORPUS = TESTS / "third_party"
+MANIFEST = tomllib.loads((CORPUS / "MANIFEST.toml").read_text())["kernel"]
+FIELDS = {"file", "kind", "style", "imitates", "commit", "glue", "tier", "cpu_verdict", "gpu_verdict", "why"}
+
+
+def _entries(kind: str) -> list:
+    return [pytest.param(e, id=e["file"]) for e in MANIFEST if e["kind"] == kind]
+
+
+def _have_nvcc() -> bool:
+    try:
+        return bool(build._nvcc())
+    except FileNotFoundError:
+        return False
+
+
+def test_the_manifest_describes_every_kernel_and_only_them():
+    assert len(MANIFEST) >= 8
+    assert sorted(e["file"] for e in MANIFEST) == sorted(p.name for p in CORPUS.glob("*.py"))
+    for e in MANIFEST:
+        assert set(e) == FIELDS, e["file"]
+        assert e["kind"] in ("cpp", "cuda") and e["tier"] in build.tiers(parse(CORPUS / e["file"]).sources[e["kind"]])
+        assert e["imitates"].startswith("https://github.com/") and e["glue"] and e["why"]
+        assert (e["cpu_verdict"] != "") == (e["kind"] == "cpp") and (e["gpu_verdict"] != "") == (e["kind"] == "cuda")
+        header = (CORPUS / e["file"]).read_text().split('"""')[1]
+        assert "Written here" in header and "licence: the project's" in header.replace("\n", " ")
+    styles = " ".join(e["style"] for e in MANIFEST).lower()
+    for needed in ("plain c++ loops", "openmp", "at_dispatch", "accessor", "flashattention", "bounds checks",
+                   "pybind11_module", "<torch/python.h>"):
+        assert needed in styles, needed
+    assert {e["tier"] for e in MANIFEST} >= {"proxy", "lean", "full"}
+    assert any(e["cpu_verdict"] == "wrong_answer" for e in MANIFEST)      # a tile that misses S = 333
+
+
+@pytest.mark.skipif(not _have_nvcc(), reason="nvcc is not installed here")
+@pytest.mark.parametrize("entry", _entries("cuda"))
+def test_cuda_kernels_compile_on_their_tier(cfg, entry):
+    src = parse(CORPUS / entry["file"]).sources["cuda"]
+    notes = []
+    # the full tier parses every torch header: minutes on a busy 2-core machine
+    result = build.compile_only(src, replace(cfg, timeout_compile=1800), on_note=notes.append)
+    assert result.ok, result.log
+    assert result.tier == entry["tier"], (result.tier, notes)
+    assert bool(notes) == (entry["tier"] != "proxy"), notes      # a fallback says so, in one line each
+    assert all(line.startswith(f"{entry['file']}:") and "\n" not in line for line in notes), notes
+
+
+@pytest.mark.parametrize("entry", _entries("cpp"))
+def test_cpu_kernels_get_their_verdict(cfg, entry):
+    from grader.run import grade
+    result = grade(CORPUS / entry["file"], replace(cfg, timeout_compile=1800), backend="cpu", bench=False)
+    assert result.verdict == entry["cpu_verdict"], (result.verdict, result.message)
+    assert result.compile.tier == entry["tier"], result.compile
+    if entry["cpu_verdict"] == "wrong_answer":
+        failed = [c for c in result.checks if not c.passed]
+        assert [c.config["S"] for c in failed] == [333], [(c.name, c.message) for c in failed]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("entry", _entries("cuda"))
+def test_cuda_kernels_get_their_verdict_on_a_gpu(cfg, entry):
+    from grader.run import grade
+    result = grade(CORPUS / entry["file"], replace(cfg, timeout_compile=1800), backend="cuda", bench=False)
+    assert result.verdict == entry["gpu_verdict"], (result.verdict, result.message)
+    assert result.compile.tier == entry["tier"], result.compile
