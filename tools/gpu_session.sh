@@ -1,77 +1,122 @@
 #!/usr/bin/env bash
-# Everything the GPU machine must show, in one call; logs go to $OUT (or /tmp/gpu-out).
-#   tools/gpu_session.sh [phase ...]   phases: setup system grade compile tests bench fidelity profile
-#                                      demo batch throughput
-# (default: system grade compile tests bench fidelity). `setup` installs what was carried
-# in .cache/carry (typst/pypdf wheels, a bubblewrap binary): the GPU image has neither. Each phase prints a header; a failing phase does not stop the others.
+# Everything the GPU machine must show (the GPU verification issue), in as few calls as possible.
+#
+#   tools/gpu_session.sh [phase ...]
+#
+# phases (default: setup system grade tests):
+#   setup       install the carried wheels (.whl: typst, pypdf, jsonschema and its needs) and the
+#               carried bubblewrap (.cache/carry/bwrap and the libraries it links), then the
+#               sandbox's self-test as root (uid, capabilities, the GPU nodes it binds)
+#   system      GPU, driver, clocks, torch, cores
+#   grade       make grade of reference/fused.cu (cold cache: binding module, kernel, references)
+#   tests       pytest -m gpu, all of it (red-team --gpu class, third-party corpus, batch on GPU 0)
+#   corpus      tools/corpus.py --kind cuda: verdict, tier, compile time, speed of every CUDA kernel
+#   bench       make bench-reference           fidelity   tools/fidelity.py (5 grades)
+#   compile     changed-_CUDA_SRC compile time (3 edits) and nvcc's phases
+#   noisy       a grade alone, then beside a process hammering the same GPU: bench_quality
+#   throughput  N (50) submissions batch-graded on GPU 0 with the sandbox (GPUS="0 0,1" for two)
+#   profile     make profile of the references (cold and warm exports), kept as fixtures
+#   demo        make demo (the three model reports)
+#
+# Logs go to $LOGS (/tmp/gpu-logs); at the end they are packed into ONE file,
+# $OUT/gpu-<phases>.tar.gz, because the device tool returns at most 8 files. Each phase runs
+# under its own time limit (LIMIT_<phase> seconds, default below) and a failing or timed-out
+# phase does not stop the others. Carry: .whl and .cache/carry.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 OUT=${OUT:-/tmp/gpu-out}
-mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1
-PY=$(tools/python.sh)
-phases=${*:-system grade compile tests bench fidelity}
-step() { echo; echo "=== $* ($(date +%T))"; }
+LOGS=${LOGS:-/tmp/gpu-logs}
+mkdir -p "$OUT" "$LOGS"
+PY=${PY:-python3}
 
-if [ -z "${GRADER_BWRAP:-}" ] && ! command -v bwrap >/dev/null && [ -x .cache/carry/bwrap ]; then
-    export GRADER_BWRAP=$PWD/.cache/carry/bwrap
-fi
+declare -A LIMIT=([setup]=60 [system]=30 [grade]=240 [tests]=420 [corpus]=300 [bench]=120 [fidelity]=150
+                  [compile]=120 [noisy]=150 [throughput]=480 [profile]=240 [demo]=240)
 
-for phase in $phases; do case $phase in
+phase() {
+case $1 in
 setup)
-    step "setup: carried wheels and bubblewrap"
-    python3 -V
-    ls .cache/carry/*.whl 2>/dev/null && $PY -m pip install -q --no-deps --no-index .cache/carry/typst-*.whl .cache/carry/pypdf-*.whl 2>&1 | tail -2
-    $PY -c "import typst, pypdf; print('typst', typst.__version__ if hasattr(typst, '__version__') else 'ok', 'pypdf', pypdf.__version__)"
-    $PY -c "from grader.sandbox import bwrap_path; print('bwrap:', bwrap_path())" ;;
-batch)
-    step "batch: the fixture class (CPU and CUDA submissions) with --gpus 0"
-    $PY -m pytest -q -p no:cacheprovider -m gpu tests/test_batch.py 2>&1 | tee "$OUT/pytest_batch_gpu.txt" | tail -30 ;;
-throughput)
-    step "batch throughput: ${N:-50} submissions on GPU 0, then on GPUs 0,1"
-    $PY tools/batch_throughput.py --n "${N:-50}" --gpus ${GPUS:-0 0,1} --jobs "${JOBS:-16}" --json "$OUT/throughput.json" 2>&1 | tee "$OUT/throughput.txt" ;;
+    if ls .whl/*.whl >/dev/null 2>&1; then
+        $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir .whl/*.whl 2>&1 | tail -3
+    fi
+    $PY -c "import typst, pypdf, jsonschema; print('typst, pypdf', pypdf.__version__, 'jsonschema present')"
+    if ! command -v bwrap >/dev/null && [ -x .cache/carry/bwrap ]; then
+        install -m 0755 .cache/carry/bwrap /usr/local/bin/bwrap
+        for lib in $(ldd /usr/local/bin/bwrap | awk '/not found/ {print $1}'); do
+            cp -v ".cache/carry/lib/$lib" /usr/local/lib/ && ldconfig
+        done
+    fi
+    bwrap --version
+    $PY - <<'EOF'
+import json, tempfile
+from pathlib import Path
+from grader.sandbox import Limits, bwrap_path, self_test
+with tempfile.TemporaryDirectory() as d:
+    print("sandbox self-test:", json.dumps(self_test(bwrap_path(), Path(d) / "w", Limits(), ())))
+EOF
+    ;;
 system)
-    step system
-    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv
-    $PY -c "import torch, triton; p = torch.cuda.get_device_properties(0); print('torch', torch.__version__, 'cuda', torch.version.cuda, 'triton', triton.__version__, p.name, p.multi_processor_count, 'SMs')"
-    nproc ;;
+    nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv
+    $PY -c "import torch; p = torch.cuda.get_device_properties(0); print('torch', torch.__version__, 'cuda', torch.version.cuda, p.name, p.multi_processor_count, 'SMs')"
+    nproc; uname -r; id -u; ls /dev/nvidia* ;;
 grade)
-    step "grade the reference fused kernel as a submission (cold cache: binding module + kernel + references)"
-    make grade SUBMISSION=reference/fused.cu OUT="$OUT" 2>&1 | tee "$OUT/grade_fused.txt" ;;
+    make grade SUBMISSION=reference/fused.cu OUT="$LOGS/grade" PYTHON=$PY
+    cp "$LOGS/grade/results.json" "$LOGS/grade_fused.json" 2>/dev/null ;;
+tests)
+    $PY -m pytest -q -m gpu -p no:cacheprovider -rA --durations=15 2>&1 | tee "$LOGS/pytest_gpu.txt" | tail -80 ;;
+corpus)
+    $PY tools/corpus.py --kind cuda --json "$LOGS/corpus.json" ;;
+bench)
+    $PY tools/bench_reference.py --json "$LOGS/bench_reference.json" ;;
+fidelity)
+    $PY tools/fidelity.py reference/fused.cu ;;
 compile)
-    step "compile time of a changed _CUDA_SRC (after the shared parts are built)"
     mkdir -p /tmp/edit
     for i in 1 2 3; do
         { echo '_CUDA_SRC = r"""'; cat reference/fused.cu; echo "// edit $i $(date +%s%N)"; echo '"""'; } > /tmp/edit/attention_$i.py
-        $PY -m grader grade /tmp/edit/attention_$i.py --no-bench --quiet | grep -E "^compile|^verdict"
-    done
-    step "nvcc phases for reference/fused.cu with the proxy <torch/extension.h> (the first tier), then the lean one"
-    $PY -c "from grader.parse import parse; from grader.compile import annotate; from pathlib import Path; Path('/tmp/edit/f.cu').write_text(annotate(parse(Path('reference/fused.cu')).sources['cuda']))"
-    nvcc -c /tmp/edit/f.cu -o /dev/null -std=c++20 -Igrader/prelude_cuda -Igrader/proxy_abi -O3 -lineinfo -arch=sm_90 -Xcompiler -fPIC --time /tmp/edit/nvtime_proxy.csv && awk -F, 'NR>1 {printf "%-24s %8.0f ms\n", $2, $(NF-1)}' /tmp/edit/nvtime_proxy.csv
-    step "nvcc phases for a .cu including the grader's lean <torch/extension.h>"
-    T=$($PY -c "import torch.utils.cpp_extension as c; print(' '.join('-isystem ' + p for p in c.include_paths(device_type='cuda')))" 2>/dev/null || $PY -c "import torch.utils.cpp_extension as c; print(' '.join('-isystem ' + p for p in c.include_paths(True)))")
-    printf '#include <torch/extension.h>\n__global__ void k(float* x) { x[0] = 1; }\n' > /tmp/edit/t.cu
-    nvcc -c /tmp/edit/t.cu -o /dev/null -std=c++20 -Igrader/prelude $T -isystem $($PY -c "import sysconfig; print(sysconfig.get_paths()['include'])") -O3 -arch=sm_90 -Xcompiler -fPIC --time /tmp/edit/nvtime.csv && awk -F, 'NR>1 {printf "%-24s %8.0f ms\n", $2, $(NF-1)}' /tmp/edit/nvtime.csv ;;
-tests)
-    step "pytest -m gpu"
-    $PY -m pytest -q -m gpu -p no:cacheprovider 2>&1 | tee "$OUT/pytest_gpu.txt" | tail -30 ;;
-bench)
-    step "make bench-reference"
-    $PY tools/bench_reference.py --json "$OUT/bench_reference.json" 2>&1 | tee "$OUT/bench_reference.txt" ;;
-fidelity)
-    step "timing fidelity: 5 grades of reference/fused.cu"
-    $PY tools/fidelity.py reference/fused.cu 2>&1 | tee "$OUT/fidelity.txt" ;;
+        $PY -m grader grade /tmp/edit/attention_$i.py --no-bench --json /tmp/edit/r$i.json --quiet | grep -E "^compile|^verdict"
+        $PY -c "import json; c = json.load(open('/tmp/edit/r$i.json'))['compile']; print('edit $i: compile', c['seconds'], 's, tier', c.get('tier'), 'cached', c['cached'])"
+    done ;;
+noisy)
+    $PY -m grader grade reference/fused.cu --json "$LOGS/alone.json" --quiet | grep -E "^verdict|NOISY"
+    $PY - > "$LOGS/hammer.txt" 2>&1 <<'EOF' &
+import torch, time
+a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+end = time.time() + 240
+while time.time() < end:
+    for _ in range(20):
+        a @ a
+    torch.cuda.synchronize()
+EOF
+    H=$!; sleep 8
+    $PY -m grader grade reference/fused.cu --json "$LOGS/beside.json" --quiet | grep -E "^verdict|NOISY"
+    kill $H 2>/dev/null
+    $PY -c "
+import json
+for n in ('alone', 'beside'):
+    q = json.load(open('$LOGS/' + n + '.json')).get('bench_quality') or {}
+    print(n, q.get('status'), q.get('reasons'))" ;;
+throughput)
+    $PY tools/batch_throughput.py --n "${N:-50}" --gpus ${GPUS:-0} --jobs "${JOBS:-16}" --json "$LOGS/throughput.json" ;;
 profile)
-    step "Nsight Compute on the references (make profile; the fused reference is the student)"
-    make profile SUBMISSION=reference/fused.cu LABEL=references_h200 2>&1 | tail -40 | tee "$OUT/profile.txt"
-    cp reference/profiles/references_h200_raw.csv reference/profiles/references_h200_details.csv "$OUT/"
-    step "tensor-pipe metrics and warp stalls of every kernel (the FP32 counters miss the mma FLOPs)"
-    ncu --clock-control none --nvtx --nvtx-include profile/ --section WarpStateStats \
-        --metrics gpu__time_duration.sum,sm__inst_executed_pipe_tensor_op_hmma.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__throughput.avg.pct_of_peak_sustained_elapsed,gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active \
-        --csv --print-units base $PY -m grader.profile_driver reference/fused.cu > "$OUT/tensor_metrics.csv" 2> "$OUT/tensor_metrics.err"
-    tail -3 "$OUT/tensor_metrics.err"; wc -l "$OUT/tensor_metrics.csv" ;;
+    make profile SUBMISSION=reference/fused.cu LABEL=references_h200 PYTHON=$PY
+    mkdir -p "$LOGS/profiles" && cp reference/profiles/references_h200* "$LOGS/profiles/" && ls -la "$LOGS/profiles" ;;
 demo)
-    step "make demo"
-    make demo OUT="$OUT" 2>&1 | tee "$OUT/demo.txt" ;;
-*) echo "unknown phase $phase" ;;
-esac; done
+    make demo OUT="$LOGS/demo" PYTHON=$PY && ls -la "$LOGS/demo" ;;
+*) echo "unknown phase $1"; return 2 ;;
+esac
+}
+
+if [ "${1:-}" = "--one" ]; then phase "$2"; exit $?; fi
+
+phases=${*:-setup system grade tests}
+for p in $phases; do
+    start=$(date +%s)
+    var=LIMIT_$p; limit=${!var:-${LIMIT[$p]:-300}}
+    echo; echo "=== $p ($(date +%T), limit $limit s)"
+    timeout -k 10 "$limit" "$0" --one "$p" 2>&1 | tee "$LOGS/$p.txt"
+    rc=${PIPESTATUS[0]}
+    echo "=== $p: rc $rc, $(( $(date +%s) - start )) s" | tee -a "$LOGS/phases.txt"
+done
+tar czf "$OUT/gpu-$(echo $phases | tr ' ' '-').tar.gz" -C "$LOGS" . 2>/dev/null
+ls -la "$OUT"
