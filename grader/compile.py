@@ -334,6 +334,22 @@ def compile_source(src: Source, cfg: Config, on_note: Note | None = None,
     return result, (_load(library) if walk.ok and load else None)
 
 
+def build_in_tier(src: Source, cfg: Config, tier: str) -> Path | None:
+    """The library of `src` built in header tier `tier` alone, no fallback (the link
+    audit's baselines), reused when built before; None when it does not compile there."""
+    name = f"attn_{src.kind}_{source_hash(src, cfg)}_{tier}"
+    root = cache_root() / "build" / name
+    with _locked(root.with_suffix(".lock")):
+        marker = root / "LIBRARY"
+        if marker.is_file() and (root / marker.read_text()).is_file():
+            return root / marker.read_text()
+        ok, _, library = _build_tier(src, cfg, root, name, tier)
+        if not ok:
+            return None
+        marker.write_text(os.path.relpath(library, root))
+        return Path(library)
+
+
 def _reuse(root: Path, name: str, load: bool = True) -> tuple[CompileResult, Kernel | None] | None:
     """The earlier build in `root` (loaded if it succeeded), or None if there is none or it
     cannot be loaded any more (its library gone, or a library it links to moved with the

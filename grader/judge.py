@@ -203,10 +203,9 @@ class Judge:
         copy.write_bytes(data)
         os.chmod(copy, 0o755)
         self.library = copy
-        baseline = frozenset()
-        if result.get("headers") == "full":         # what the real torch headers link by themselves
-            from .linkaudit import header_baseline
-            baseline = header_baseline(self.source.kind, public_config(self.cfg))
+        # what the toolchain and the tier's headers link by themselves (grader/linkaudit.py)
+        from .linkaudit import header_baseline
+        baseline = header_baseline(self.source.kind, public_config(self.cfg), result.get("headers") or "full")
         self.state["link_flags"] = [f.as_dict() for f in audit_library(data, self.source, baseline)]
 
     # -- phase 2: the device --------------------------------------------------------------

@@ -23,7 +23,6 @@ import shutil
 import struct
 import subprocess
 import tempfile
-from pathlib import Path
 
 from .integrity import ALLOWED_OPS, STRICT, STRICT_OPS, WARNING, Flag
 
@@ -228,31 +227,85 @@ def raw_syscalls(data: bytes) -> int:
     return len(_RAW_SYSCALL.findall(proc.stdout))
 
 
-# ---- what torch's own headers bring ---------------------------------------------------------
+# ---- what the toolchain and torch's headers bring ------------------------------------------
 
-# A kernel built against the real torch headers (the full tier) links whatever their inline
-# code uses, pybind11's Python C API calls included. Those symbols are measured once, from a
-# kernel that does nothing, and not held against a student: only what a kernel adds is.
-BASELINE_SOURCE = ("#include <torch/extension.h>\n#include <torch/python.h>\n"
-                   "torch::Tensor attention(torch::Tensor q, torch::Tensor k, torch::Tensor v) { return q; }\n")
+# A kernel links whatever the inline code of the headers it includes uses (pybind11's Python
+# C API calls in the full tier), and whatever the toolchain adds by itself: a GPU image's own
+# GCC linked libgomp's and libstdc++'s static parts into a plain OpenMP loop (secure_getenv,
+# fopen64, fdopen), CUDA's host stubs register the fat binary. Those symbols are measured
+# once per machine, kind and header tier, from a kernel that does nothing but what every
+# kernel does (an OpenMP loop, a stream, a launch, a message), built in that tier alone with
+# the submission's flags, and not held against a student: only what a kernel adds is.
+_BASELINE_INCLUDES = {
+    ("cpp", "lean"): ["torch/extension.h"],
+    ("cpp", "full"): ["torch/extension.h", "torch/python.h", "ATen/ATen.h"],
+    ("cuda", "proxy"): ["torch/extension.h", "cuda_runtime.h", "ATen/cuda/CUDAContext.h", "c10/cuda/CUDAException.h"],
+    ("cuda", "lean"): ["torch/extension.h", "cuda_runtime.h", "ATen/cuda/CUDAContext.h", "c10/cuda/CUDAException.h"],
+    ("cuda", "full"): ["torch/extension.h", "torch/python.h", "ATen/ATen.h", "cuda.h", "cuda_runtime.h",
+                       "ATen/cuda/CUDAContext.h", "c10/cuda/CUDAException.h", "c10/cuda/CUDAGuard.h"],
+}
+_BASELINE_BODY = {
+    "cpp": """
+#include <cmath>
+#include <iostream>
+#include <vector>
+torch::Tensor attention(torch::Tensor q, torch::Tensor k, torch::Tensor v) {
+    TORCH_CHECK(q.is_contiguous(), "q must be contiguous");
+    auto o = torch::empty_like(q);
+    float* out = o.data_ptr<float>();
+    const float* in = q.data_ptr<float>();
+    std::vector<float> row(8);
+    #pragma omp parallel for
+    for (long i = 0; i < q.numel(); ++i) out[i] = std::exp(in[i]) + row[i % 8];
+    if (q.numel() < 0) std::cerr << "empty" << std::endl;
+    return o;
+}
+""",
+    "cuda": """
+#include <cmath>
+#include <cstdio>
+__global__ void baseline_kernel(const float* in, float* out, long n) {
+    long i = blockIdx.x * (long)blockDim.x + threadIdx.x;
+    if (i < n) out[i] = expf(in[i]);
+}
+torch::Tensor attention(torch::Tensor q, torch::Tensor k, torch::Tensor v) {
+    TORCH_CHECK(q.is_cuda(), "q must be a CUDA tensor");
+    auto o = torch::empty_like(q);
+    long n = q.numel();
+    baseline_kernel<<<(unsigned)((n + 255) / 256), 256, 0, at::cuda::getCurrentCUDAStream()>>>(
+        q.data_ptr<float>(), o.data_ptr<float>(), n);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    cudaError_t err = cudaGetLastError();
+    if (err != cudaSuccess) printf("%s\\n", cudaGetErrorString(err));
+    return o;
+}
+""",
+}
 _BASELINES: dict = {}
 
 
-def header_baseline(kind: str, cfg) -> frozenset:
-    """Undefined symbols of a do-nothing kernel built like a full-tier one (cached: built
-    once per machine, ~1 min); empty if it cannot be built here."""
-    key = (kind, tuple(cfg.cpp_flags), tuple(cfg.cuda_flags), cfg.cuda_arch)
+def baseline_source(kind: str, tier: str) -> str:
+    """The do-nothing kernel whose symbols `header_baseline` measures."""
+    includes = "".join(f"#include <{h}>\n" for h in _BASELINE_INCLUDES[(kind, tier)])
+    return includes + _BASELINE_BODY[kind]
+
+
+def header_baseline(kind: str, cfg, tier: str = "full") -> frozenset:
+    """Undefined symbols of the do-nothing kernel built in header tier `tier` (cached: built
+    once per machine, seconds to ~1 min); empty if it cannot be built here, so nothing is
+    excused."""
+    key = (kind, tier, tuple(cfg.cpp_flags), tuple(cfg.cuda_flags), cfg.cuda_arch)
     if key not in _BASELINES:
-        from .compile import compile_source
+        from .compile import build_in_tier
         from .parse import Source
-        src = Source(kind=kind, text=BASELINE_SOURCE, file="torch_headers_baseline",
-                     line_map=tuple(range(1, BASELINE_SOURCE.count("\n") + 2)))
+        text = baseline_source(kind, tier) if (kind, tier) in _BASELINE_INCLUDES else ""
+        src = Source(kind=kind, text=text, file="toolchain_baseline",
+                     line_map=tuple(range(1, text.count("\n") + 2)))
         symbols: frozenset = frozenset()
         try:
-            result, _ = compile_source(src, cfg, load=False)
-            if result.ok:
-                data = (Path(result.build_dir) / result.library_rel).read_bytes()
-                symbols = frozenset(undefined_symbols(data)[0])
+            library = build_in_tier(src, cfg, tier) if text else None
+            if library is not None:
+                symbols = frozenset(undefined_symbols(library.read_bytes())[0])
         except Exception:  # noqa: BLE001 - no baseline: nothing is excused, flags stand
             symbols = frozenset()
         _BASELINES[key] = symbols

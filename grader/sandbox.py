@@ -169,6 +169,7 @@ def python_paths() -> list[Path]:
     wanted += [p for p in sys.path if p and ("site-packages" in p or "dist-packages" in p)]
     wanted += [os.environ.get("CUDA_HOME", ""), os.environ.get("CUDA_PATH", "")]
     wanted += os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep)
+    wanted += toolchain_prefixes()
     found: list[Path] = []
     for p in wanted:
         if not p:
@@ -186,6 +187,26 @@ def python_paths() -> list[Path]:
         if any(path == f or path.is_relative_to(f) for f in found):
             continue
         found = [f for f in found if not f.is_relative_to(path)] + [path]
+    return found
+
+
+# the programs a build runs: torch's load_inline calls $CXX (else c++) and ninja, nvcc calls
+# its host compiler, the compiler its assembler and linker
+_TOOLS = ("c++", "g++", "gcc", "cc", "nvcc", "ninja", "ld", "as")
+
+
+def toolchain_prefixes() -> list[str]:
+    """The install folders of the compilers a build runs, where they live outside /usr (a
+    GPU image's /opt/gcc/bin/g++ -> /opt/gcc): a sandboxed build must find them, and their
+    libexec and lib folders, at the same paths."""
+    path = os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin")
+    found = []
+    for tool in (os.environ.get("CXX", ""), os.environ.get("CC", ""), *_TOOLS):
+        where = shutil.which(tool.split()[0], path=path) if tool.strip() else None
+        for p in {where, os.path.realpath(where)} if where else ():
+            bindir = Path(p).parent           # its prefix, never a top-level folder like /opt itself
+            prefix = bindir.parent if bindir.name == "bin" and len(bindir.parent.parts) > 2 else bindir
+            found.append(str(prefix))
     return found
 
 

@@ -9,7 +9,8 @@
 #               sandbox's self-test as root (uid, capabilities, the GPU nodes it binds)
 #   system      GPU, driver, clocks, torch, cores
 #   grade       make grade of reference/fused.cu (cold cache: binding module, kernel, references)
-#   tests       pytest -m gpu, all of it (red-team --gpu class, third-party corpus, batch on GPU 0)
+#   tests       pytest -m gpu, all of it (red-team --gpu class, third-party corpus, batch on GPU 0);
+#               TESTS="node ids" runs those alone
 #   corpus      tools/corpus.py --kind cuda: verdict, tier, compile time, speed of every CUDA kernel
 #   bench       make bench-reference           fidelity   tools/fidelity.py (5 grades)
 #   compile     changed-_CUDA_SRC compile time (3 edits) and nvcc's phases
@@ -63,7 +64,7 @@ grade)
     make grade SUBMISSION=reference/fused.cu OUT="$LOGS/grade" PYTHON=$PY
     cp "$LOGS/grade/results.json" "$LOGS/grade_fused.json" 2>/dev/null ;;
 tests)
-    $PY -m pytest -q -m gpu -p no:cacheprovider -rA --durations=15 2>&1 | tee "$LOGS/pytest_gpu.txt" | tail -80 ;;
+    $PY -m pytest -q -m gpu -p no:cacheprovider -rA --durations=15 ${TESTS:-} 2>&1 | tee "$LOGS/pytest_gpu.txt" | tail -80 ;;
 corpus)
     $PY tools/corpus.py --kind cuda --json "$LOGS/corpus.json" ;;
 bench)

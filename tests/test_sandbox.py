@@ -1,0 +1,18 @@
+"""grader/sandbox.py: what a sandboxed child is given (the policy is proven end to end by
+the red-team suite and the batch tests; these are the unit checks)."""
+
+def test_a_compiler_outside_usr_is_bound_with_its_prefix(tmp_path, monkeypatch):
+    """A GPU image's GCC lives in /opt/gcc: the sandboxed build must see /opt/gcc (bin,
+    libexec, lib), not only /usr, or every build in the batch fails with 'g++: not found'."""
+    from grader.sandbox import python_paths, toolchain_prefixes
+    prefix = tmp_path / "opt" / "gcc"
+    (prefix / "bin").mkdir(parents=True)
+    (prefix / "libexec").mkdir()
+    gxx = prefix / "bin" / "g++"
+    gxx.write_text("#!/bin/sh\n")
+    gxx.chmod(0o755)
+    monkeypatch.setenv("CXX", str(gxx))
+    assert str(prefix) in toolchain_prefixes()
+    assert prefix in python_paths()
+    monkeypatch.setenv("CXX", "/opt/g++")                   # a top-level folder is never bound whole
+    assert "/opt" not in toolchain_prefixes()
