@@ -11,6 +11,7 @@
 #   grade       make grade of reference/fused.cu (cold cache: binding module, kernel, references)
 #   tests       pytest -m gpu, all of it (red-team --gpu class, third-party corpus, batch on GPU 0);
 #               TESTS="node ids" runs those alone
+#   redteam     tools/redteam.py --gpu (ONLY=regex: those attacks alone, e.g. '^gpu_')
 #   corpus      tools/corpus.py --kind cuda: verdict, tier, compile time, speed of every CUDA kernel
 #   bench       make bench-reference           fidelity   tools/fidelity.py (5 grades)
 #   compile     changed-_CUDA_SRC compile time (3 edits) and nvcc's phases
@@ -31,7 +32,7 @@ LOGS=${LOGS:-/tmp/gpu-logs}
 mkdir -p "$OUT" "$LOGS"
 PY=${PY:-python3}
 
-declare -A LIMIT=([setup]=60 [system]=30 [grade]=240 [tests]=420 [corpus]=300 [bench]=120 [fidelity]=150
+declare -A LIMIT=([setup]=60 [system]=30 [grade]=240 [tests]=420 [redteam]=420 [corpus]=300 [bench]=120 [fidelity]=150
                   [compile]=120 [noisy]=150 [throughput]=480 [profile]=240 [demo]=240)
 
 phase() {
@@ -65,6 +66,8 @@ grade)
     cp "$LOGS/grade/results.json" "$LOGS/grade_fused.json" 2>/dev/null ;;
 tests)
     $PY -m pytest -q -m gpu -p no:cacheprovider -rA --durations=15 ${TESTS:-} 2>&1 | tee "$LOGS/pytest_gpu.txt" | tail -80 ;;
+redteam)
+    $PY tools/redteam.py /tmp/redteam --gpu --only "${ONLY:-}" ;;
 corpus)
     $PY tools/corpus.py --kind cuda --json "$LOGS/corpus.json" ;;
 bench)

@@ -97,8 +97,11 @@ def _correct_source() -> str:
     return (ATTACKS / "_correct.inc").read_text()
 
 
-def build(root: Path, port: int = 9, gpu: bool = False) -> Class:
-    """Write the class under `root`: subs/, hidden.toml, a canary file, an old OUT."""
+def build(root: Path, port: int = 9, gpu: bool = False, only: str = "") -> Class:
+    """Write the class under `root`: subs/, hidden.toml, a canary file, an old OUT.
+    `only`: a regular expression; the attacks whose entry name it does not match are left
+    out (the victim and the hostile file names always stay)."""
+    keep = (lambda name: re.search(only, name) is not None) if only else (lambda name: True)
     if root.exists():
         shutil.rmtree(root)
     subs, out = root / "subs", root / "out"
@@ -127,12 +130,16 @@ def build(root: Path, port: int = 9, gpu: bool = False) -> Class:
                                      str(canary)])}
     expected: dict = {"victim": Expect("ok")}
     for path in sorted(ATTACKS.glob("*.py")):
+        if not keep(path.stem):
+            continue
         text = path.read_text()
         expected[path.stem] = parse_expect(text)
         for key, value in fill.items():
             text = text.replace(key, value)
         (subs / path.name).write_text(text)
     for name, want in ESCAPE_EXPECT.items():
+        if not keep(f"escape_{name}"):
+            continue
         text = (ESCAPES / f"{name}.py").read_text()
         for key, value in fill.items():
             text = text.replace(key, value)
@@ -141,6 +148,8 @@ def build(root: Path, port: int = 9, gpu: bool = False) -> Class:
     if gpu:
         fill["@@CORRECT_CUDA@@"] = (GPU_ATTACKS / "_correct_cuda.inc").read_text()
         for path in sorted(GPU_ATTACKS.glob("*.py")):
+            if not keep(f"gpu_{path.stem}"):
+                continue
             text = path.read_text()
             expected[f"gpu_{path.stem}"] = parse_expect(text)
             for key, value in fill.items():
@@ -345,9 +354,10 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("dest", nargs="?", default=str(REPO / "report" / "redteam"))
     ap.add_argument("--gpu", action="store_true", help="add the CUDA attacks (tests/redteam/gpu) and grade with --gpus 0")
+    ap.add_argument("--only", default="", metavar="REGEX", help="only the attacks whose name matches (e.g. '^gpu_')")
     args = ap.parse_args()
     listener, port = listen()
-    cls = build(Path(args.dest).resolve(), port, gpu=args.gpu)
+    cls = build(Path(args.dest).resolve(), port, gpu=args.gpu, only=args.only)
     print(f"{len(cls.expected)} entries in {cls.subs}; grading (sandboxed, hidden config, secret seed) ...",
           flush=True)
     before = snapshot(_guarded() + [cls.canary, cls.subs, cls.old_out])
