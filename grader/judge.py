@@ -45,6 +45,7 @@ STAGE_NAMES = {"start": "starting", "prepare": "loading torch and the grader's b
                "check": "checking", "bench": "benchmarking", "hidden": "checking the hidden configs",
                "done": "done"}
 RECHECK_SAMPLES = 2              # canary calls per benchmark size, checked against float64
+MAX_RESTARTS = 2                 # fresh children after crashes on public configs, at most
 LIBRARY_MAX_BYTES = 512 << 20
 
 
@@ -72,6 +73,9 @@ class Judge:
         self.message = ""
         self.child: Child | None = None
         self.children = 0
+        self.restarts = 0                 # fresh children after a crash (MAX_RESTARTS)
+        self._device_env: dict = {}
+        self._gpu_nodes: tuple = ()
         self.child_dir: Path | None = None
         self.library: Path | None = None
         self.output_public = ""
@@ -222,15 +226,8 @@ class Judge:
                 env = dict(self.options.gate())
                 self._waited += time.monotonic() - t0
                 child.deadline += time.monotonic() - t0
-            self.stage("device")
-            reply, _ = child.request({"op": "device", "env": {k: v for k, v in env.items()
-                                                              if k == "CUDA_VISIBLE_DEVICES"},
-                                      "gpu_uuid": env.get("GRADER_GPU_UUID", ""), "threads": self.threads},
-                                     timeout=self.cfg.timeout_compile)
-            self.state["system"] = {**self._expect(reply).get("system", {}), **_judge_system(self.threads)}
-            self.stage("load")
-            self._expect(child.request({"op": "load", "library": str(self.library)},
-                                       timeout=self.cfg.timeout_check)[0])
+            self._device_env, self._gpu_nodes = env, gpu_nodes
+            self._open_device()
             public_ok = self._checks(self.cfg.configs, hidden=False)
             if public_ok and self.bench_on and self.verdict is None:
                 self._bench()
@@ -240,6 +237,27 @@ class Judge:
         if self.verdict is None:
             self.finish("ok", "correct on every config" if self.bench_on
                         else "correct on every config (benchmark skipped)")
+
+    def _open_device(self) -> None:
+        """The child takes the device (the GPU the lane gave, its threads) and loads the
+        audited library."""
+        env = self._device_env
+        self.stage("device")
+        reply, _ = self.child.request({"op": "device", "env": {k: v for k, v in env.items()
+                                                               if k == "CUDA_VISIBLE_DEVICES"},
+                                       "gpu_uuid": env.get("GRADER_GPU_UUID", ""), "threads": self.threads},
+                                      timeout=self.cfg.timeout_compile)
+        self.state["system"] = {**self._expect(reply).get("system", {}), **_judge_system(self.threads)}
+        self.stage("load")
+        self._expect(self.child.request({"op": "load", "library": str(self.library)},
+                                        timeout=self.cfg.timeout_check)[0])
+
+    def _restart(self) -> None:
+        """A fresh child after a crash, so the configs after it still run (and count)."""
+        self.close_child()
+        self.restarts += 1
+        self._spawn(self._gpu_nodes)
+        self._open_device()
 
     def _checks(self, shapes: tuple, hidden: bool) -> bool:
         """Each config: inputs and truth made here, the kernel's output judged here."""
@@ -259,7 +277,16 @@ class Judge:
             except ChildFailed as failed:
                 result = _crashed_check(name, shape, hidden, failed)
                 self._record_check(result, hidden)
-                raise
+                # a crash costs this config, not the public ones after it: they run in a fresh
+                # child (not after a timeout, which would cost the limit again, nor on hidden
+                # configs, whose crash text is withheld)
+                if hidden or failed.verdict != "runtime_error" or i + 1 == len(shapes) \
+                        or self.restarts >= MAX_RESTARTS:
+                    raise
+                self._fail(failed)
+                ok = False
+                self._restart()
+                continue
             self.state["audit"] = reply.get("audit") if isinstance(reply.get("audit"), dict) else {}
             result, kind = judge_call(reply, data, q, k, v, expected, self.cfg.tolerance, name, hidden,
                                       None if hidden else shape.as_dict())

@@ -20,7 +20,7 @@ def declared_models(front: dict) -> dict:
 
 
 def _labels(records: list) -> list[str]:
-    from .report import profile_labels
+    from .report_profiles import profile_labels
     return profile_labels(records)
 
 

@@ -94,7 +94,7 @@ def test_review_cleared_scores_the_verdict_without_flags_and_confirmed_scores_ze
     clean = gb.score_items(_doc(), rubric)
     flagged = _doc(verdict="cheat_suspected", verdict_without_flags="ok",
                    flags=[{"code": "aten_compute", "tier": "strict", "detail": "x"}])
-    assert gb.total(gb.scored(flagged, rubric, None, {}), gb.lateness(None, None))[0] == 0 < gb.total(clean, gb.lateness(None, None))[0] - 45
+    assert gb.total(gb.scored(flagged, rubric, None, {}), gb.lateness(None, None))[0] == 0 < gb.total(clean, gb.lateness(None, None))[0]
     cleared = gb.scored(flagged, rubric, None, {"review": _override("review", "cleared")})
     assert [i.score for i in cleared if i.max_score] == [i.score for i in clean]
     assert any(i.key == "review" and "cleared by jdoe" in i.output for i in cleared)

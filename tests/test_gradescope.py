@@ -75,7 +75,7 @@ def test_ok_submission_scores_with_lateness_from_the_metadata(tmp_path):
     on_time = _autograde(tmp_path / "a", "correct/scalar_loop.py")
     assert on_time["extra_data"]["verdict"] == "ok" and on_time["score"] > 45
     by = {t["name"].split(" (")[0]: t for t in on_time["tests"]}
-    assert by["correctness: config 1"]["score"] == 15 and by["correctness: config 1"]["status"] == "passed"
+    assert by["correctness: config 1"]["score"] == 10 and by["correctness: config 1"]["status"] == "passed"
     assert not any("hidden" in t["name"] for t in on_time["tests"])
     assert "Gradescope has no GPUs" in on_time["output"] and on_time["leaderboard"]
     late = _autograde(tmp_path / "b", "correct/scalar_loop.py", created_at="2026-12-13T12:00:00+00:00")

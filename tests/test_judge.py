@@ -13,18 +13,19 @@ from grader.run import grade, public_config
 
 def test_configs_before_a_crash_keep_their_results_and_the_message_its_last_words(cfg):
     """A SIGABRT on config 3 after two passing configs: both keep their results (and so
-    their points), the crashed one is a failed row, and the message has the assert's text."""
+    their points), the crashed one is a failed row, the message has the assert's text, and
+    config 4 still runs (in a fresh child) and counts."""
     result = grade(SUBMISSIONS / "crash" / "abort_on_d128.py", cfg, backend="cpu", bench=False)
     assert result.verdict == "runtime_error", result.message
     assert "SIGABRT" in result.message and "keeps one row of 64 dims" in result.message, result.message
-    assert [c.passed for c in result.checks] == [True, True, False]
+    assert [c.passed for c in result.checks] == [True, True, False, True]
     assert "crashed" in result.checks[2].message
     from grader.config import load_rubric
     from grader.gradebook import score_items
     rubric, _ = load_rubric(cfg.source)
     items = {i.name.split(" (")[0]: i.score for i in score_items(result.to_json(), rubric)}
-    assert items["correctness: config 1"] == 15 and items["correctness: config 2"] == 15
-    assert items["correctness: config 3"] == 0
+    assert items["correctness: config 1"] == 10 and items["correctness: config 2"] == 15
+    assert items["correctness: config 3"] == 0 and items["correctness: config 4"] == 10
 
 
 def test_unwritten_output_is_counted_exactly_on_the_cpu(cfg):
@@ -68,7 +69,7 @@ def test_hidden_configs_run_last_and_reveal_nothing(cfg, tmp_path):
     hidden = [c for c in result.checks if c.hidden]
     assert hidden and hidden[0].config is None and hidden[0].max_err is None and "withheld" in hidden[0].message
     assert "173" not in judge.output_public and "HIDDEN SHAPE" in judge.output_private
-    assert [c.name for c in result.checks if not c.hidden] == ["config 1", "config 2", "config 3"]
+    assert [c.name for c in result.checks if not c.hidden] == ["config 1", "config 2", "config 3", "config 4"]
     assert result.bench, "the benchmark ran before the hidden configs"
     assert "424242" not in json.dumps(result.to_json())
 

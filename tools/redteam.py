@@ -273,8 +273,9 @@ def check(cls: Class, proc: subprocess.CompletedProcess, before: dict) -> list[t
     results.append(("the answer cache never hit", "CACHE HIT" not in cache, "CACHE HIT printed" if "CACHE HIT" in cache
                     else "fresh inputs for every timed call"))
     flood = (cls.out / "students" / "stdout_flood" / "output.log")
-    results.append(("the printed output is capped", flood.is_file() and flood.stat().st_size < 64 << 10,
-                    f"{flood.stat().st_size if flood.is_file() else 0} bytes kept"))
+    if "stdout_flood" in cls.expected:                  # (--only may leave an attack out)
+        results.append(("the printed output is capped", flood.is_file() and flood.stat().st_size < 64 << 10,
+                        f"{flood.stat().st_size if flood.is_file() else 0} bytes kept"))
     shown = []
     for path in sorted((cls.out / "students").glob("*/results.json")):
         doc = json.loads(path.read_text())
@@ -282,8 +283,9 @@ def check(cls: Class, proc: subprocess.CompletedProcess, before: dict) -> list[t
                   if c.get("hidden") and (c.get("max_err") is not None or c.get("config") is not None)]
     results.append(("hidden configs carry no shape and no max_err", not shown, "; ".join(shown[:5])))
     private = cls.out / "instructor" / "hidden_error_leak.json"
-    kept = private.is_file() and any(c.get("max_err") for c in json.loads(private.read_text())["hidden_checks"])
-    results.append(("the instructor keeps the hidden configs' results", kept, str(private)))
+    if "hidden_error_leak" in cls.expected:
+        kept = private.is_file() and any(c.get("max_err") for c in json.loads(private.read_text())["hidden_checks"])
+        results.append(("the instructor keeps the hidden configs' results", kept, str(private)))
     alive = surviving_processes(cls.out)
     results.append(("no process of the batch survives it", not alive, "; ".join(alive[:3])))
     return results

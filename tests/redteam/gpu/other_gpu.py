@@ -8,15 +8,17 @@ _CUDA_SRC = r"""
 #include <torch/extension.h>
 
 torch::Tensor attention(torch::Tensor q, torch::Tensor k, torch::Tensor v) {
+    // literal-only messages: on the GPU image a TORCH_CHECK with values crashes (SIGSEGV)
+    // before its message is seen (tests/test_batch.py, the xfail)
     int n = 0;
     cudaGetDeviceCount(&n);
-    for (int d = 0; d < n; ++d) {
-        if (cudaSetDevice(d) != cudaSuccess) continue;
+    for (int d = 1; d < n; ++d) {
         void* p = nullptr;
-        TORCH_CHECK(n == 1 || cudaMalloc(&p, 1 << 20) != cudaSuccess || d == 0,
-                    "SANDBOX ESCAPE: allocated on GPU ", d, " of ", n);
+        if (cudaSetDevice(d) == cudaSuccess && cudaMalloc(&p, 1 << 20) == cudaSuccess)
+            TORCH_CHECK(false, "SANDBOX ESCAPE: allocated on another GPU");
     }
-    TORCH_CHECK(false, "sandbox held: ", n, " GPU(s) visible");
+    TORCH_CHECK(n != 1, "sandbox held: one GPU visible");
+    TORCH_CHECK(false, "sandbox held? several GPUs visible, none could be used");
     return q;
 }
 """

@@ -1,8 +1,12 @@
 """Attack: does its work on a stream of its own and returns at once: the timed stream's end
 event is recorded before the work is done, so the kernel looks almost free.
-Defence: each size also times a call with the device synchronised (review:async_work when
-the two disagree); the link audit warns of extra streams. A person looks.
-Expect: status=ok; flags=review:async_work,warning:extra_streams
+Defence: the output the judge reads is the one the caller's stream sees: memory the caller
+already reused (the next call's output, a canary's) is still being written by the side
+stream, so the judge's canaries come back wrong (seen on the H200: wrong on the benchmark
+inputs, right on the check configs). Where the side work outruns the launches, each size's
+call timed with the device synchronised disagrees (review:async_work) and the link audit
+warns of extra streams: a person looks.
+Expect: status=wrong_answer; message=benchmark inputs
 """
 
 _CUDA_SRC = r"""
