@@ -183,7 +183,9 @@ def total(items: list[Item], late: Lateness) -> tuple[float, float]:
 # ---- the gradebook row --------------------------------------------------------------------
 
 def row(doc: dict, items: list[Item], late: Lateness, sizes: list[int], n_public: int, n_hidden: int,
-        chosen: dict[str, Override] | None = None) -> dict:
+        chosen: dict[str, Override] | None = None, hidden_private: list | None = None) -> dict:
+    """One gradebook row. `hidden_private`: the hidden configs' full results (the batch's
+    OUT/instructor/<id>.json), whose max_err the student's own results withhold."""
     score, max_score = total(items, late)
     r = {"submission": doc["submission"]["name"], "status": doc["verdict"], "score": score,
          "max_score": max_score}
@@ -195,7 +197,8 @@ def row(doc: dict, items: list[Item], late: Lateness, sizes: list[int], n_public
         r[f"config{i + 1}_passed"] = c.get("passed")
     for i in range(n_hidden):
         c = hidden[i] if i < len(hidden) else {}
-        r[f"hidden{i + 1}_max_err"] = c.get("max_err")
+        full = hidden_private[i] if hidden_private and i < len(hidden_private) else {}
+        r[f"hidden{i + 1}_max_err"] = full.get("max_err") if isinstance(full, dict) else c.get("max_err")
         r[f"hidden{i + 1}_passed"] = c.get("passed")
     bench = {b["S"]: b for b in doc.get("bench", [])}
     for S in sizes:

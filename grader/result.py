@@ -13,6 +13,8 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from . import __version__
+
 SCHEMA_VERSION = 1
 
 # verdict -> process exit code of `python -m grader grade` (0 only for ok)
@@ -117,7 +119,7 @@ class GradeResult:
     isolation: dict = field(default_factory=dict)   # sandbox used, limits enforced
     ceilings: dict = field(default_factory=dict)    # CPU: measured roofline (roofline.Ceilings fields)
     bench_quality: dict = field(default_factory=dict)   # were the timings taken on a quiet machine?
-    grader_version: str = "0.1.0"
+    grader_version: str = __version__
     schema_version: int = SCHEMA_VERSION
 
     def __post_init__(self):

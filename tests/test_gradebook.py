@@ -165,3 +165,18 @@ def test_the_preview_is_the_public_rubric_without_hidden_configs_or_lateness():
     assert p.score == gb.total(gb.score_items(doc, rubric, hidden_count=0), gb.lateness(None, None))[0]
     assert any("hidden configs" in n for n in p.may_change) and any("late" in n for n in p.may_change)
     assert gb.preview(doc, config.DEFAULT_RUBRIC) is None
+
+
+def test_the_gradebook_shows_hidden_max_err_from_the_instructors_copy_only():
+    """The student's results withhold a hidden config's max_err; the gradebook (the
+    instructor's) takes it from OUT/instructor/<id>.json, and shows none without it."""
+    rubric, _ = config.load_rubric()
+    doc = _doc()
+    doc["checks"] = doc["checks"] + [{"name": "hidden 1", "config": None, "max_err": None, "passed": True,
+                                      "message": "", "hidden": True}]
+    items = gb.scored(doc, rubric, 1, {})
+    late = gb.lateness(None, None)
+    assert gb.row(doc, items, late, [128], 3, 1)["hidden1_max_err"] is None
+    full = [{"name": "hidden 1", "config": {"B": 1, "H": 2, "S": 300, "D": 64}, "max_err": 3.5e-07, "passed": True}]
+    r = gb.row(doc, items, late, [128], 3, 1, hidden_private=full)
+    assert r["hidden1_max_err"] == 3.5e-07 and r["hidden1_passed"] is True

@@ -141,7 +141,11 @@ def rebuild(out: Path, ids: list[str], setup: record.GradingSetup, render_pdf: b
             raise BatchError(f"{out / 'overrides.csv'}: {e}") from None
         extension = chosen["extension"].number if "extension" in chosen else 0
         late = gb.lateness(setup.stamps.get(sid), setup.deadline, extension)
-        row = gb.row(doc, items, late, setup.sizes, n_public, n_hidden, chosen)
+        try:                 # the hidden configs' max_err: only the instructor's copy has it
+            hidden_private = json.loads((out / "instructor" / f"{sid}.json").read_text())["hidden_checks"]
+        except (OSError, ValueError, KeyError, TypeError):
+            hidden_private = None
+        row = gb.row(doc, items, late, setup.sizes, n_public, n_hidden, chosen, hidden_private)
         if setup.deadline is not None and sid not in setup.stamps:
             row["flags"] = ";".join(x for x in (row["flags"], "warning:no_timestamp") if x)
         rows.append(row)
