@@ -334,10 +334,23 @@ def compile_source(src: Source, cfg: Config, on_note: Note | None = None,
     return result, (_load(library) if walk.ok and load else None)
 
 
+def toolchain_id() -> str:
+    """The compilers a build runs (each one's real path, size and time), hashed: a cache
+    shared between machines keeps one baseline per toolchain."""
+    h = hashlib.sha256()
+    for tool in (os.environ.get("CXX", "c++"), "c++", "nvcc"):
+        where = shutil.which(tool.split()[0]) if tool.strip() else None
+        if where:
+            real = os.path.realpath(where)
+            st = os.stat(real)
+            h.update(f"{real}|{st.st_size}|{int(st.st_mtime)}\0".encode())
+    return h.hexdigest()[:8]
+
+
 def build_in_tier(src: Source, cfg: Config, tier: str) -> Path | None:
     """The library of `src` built in header tier `tier` alone, no fallback (the link
     audit's baselines), reused when built before; None when it does not compile there."""
-    name = f"attn_{src.kind}_{source_hash(src, cfg)}_{tier}"
+    name = f"attn_{src.kind}_{source_hash(src, cfg)}_{tier}_{toolchain_id()}"
     root = cache_root() / "build" / name
     with _locked(root.with_suffix(".lock")):
         marker = root / "LIBRARY"

@@ -197,8 +197,9 @@ def row(doc: dict, items: list[Item], late: Lateness, sizes: list[int], n_public
         r[f"config{i + 1}_passed"] = c.get("passed")
     for i in range(n_hidden):
         c = hidden[i] if i < len(hidden) else {}
-        full = hidden_private[i] if hidden_private and i < len(hidden_private) else {}
-        r[f"hidden{i + 1}_max_err"] = full.get("max_err") if isinstance(full, dict) else c.get("max_err")
+        full = hidden_private[i] if hidden_private and i < len(hidden_private) else None
+        same = isinstance(full, dict) and bool(c) and full.get("name") == c.get("name")
+        r[f"hidden{i + 1}_max_err"] = full.get("max_err") if same else c.get("max_err")
         r[f"hidden{i + 1}_passed"] = c.get("passed")
     bench = {b["S"]: b for b in doc.get("bench", [])}
     for S in sizes:

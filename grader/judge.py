@@ -74,8 +74,9 @@ class Judge:
         self.child: Child | None = None
         self.children = 0
         self.restarts = 0                 # fresh children after a crash (MAX_RESTARTS)
-        self._device_env: dict = {}
+        self._device_env: dict | None = None   # set once the device was taken (run_device)
         self._gpu_nodes: tuple = ()
+        self._context_broken = False      # a CUDA fault: the child's context cannot run more
         self.child_dir: Path | None = None
         self.library: Path | None = None
         self.output_public = ""
@@ -207,9 +208,15 @@ class Judge:
         copy.write_bytes(data)
         os.chmod(copy, 0o755)
         self.library = copy
-        # what the toolchain and the tier's headers link by themselves (grader/linkaudit.py)
+        # what the toolchain and the tier's headers link by themselves (grader/linkaudit.py),
+        # for the tier the library was really built in (its validated folder, not the child's
+        # word); measured once per machine, and that time is the judge's, not the student's
         from .linkaudit import header_baseline
-        baseline = header_baseline(self.source.kind, public_config(self.cfg), result.get("headers") or "full")
+        t0 = time.monotonic()
+        baseline = header_baseline(self.source.kind, public_config(self.cfg), result["library_rel"].split("/")[0])
+        self._waited += time.monotonic() - t0
+        if self.child is not None:
+            self.child.deadline += time.monotonic() - t0
         self.state["link_flags"] = [f.as_dict() for f in audit_library(data, self.source, baseline)]
 
     # -- phase 2: the device --------------------------------------------------------------
@@ -258,6 +265,11 @@ class Judge:
         self.restarts += 1
         self._spawn(self._gpu_nodes)
         self._open_device()
+        self._context_broken = False
+
+    def _usable(self) -> bool:
+        """True when the child can take another call (alive, its CUDA context whole)."""
+        return self.child is not None and self.child.proc.poll() is None and not self._context_broken
 
     def _checks(self, shapes: tuple, hidden: bool) -> bool:
         """Each config: inputs and truth made here, the kernel's output judged here."""
@@ -296,7 +308,12 @@ class Judge:
                 msg = withhold(result).message if hidden else result.message
                 self.finish(kind, f"{name}: {msg}")
                 if self.device != "cpu" and kind == "runtime_error":
-                    break     # after a CUDA fault the context is unusable: nothing more can run
+                    # after a CUDA fault the context is unusable: the public configs after
+                    # it run in a fresh child, as after a crash
+                    self._context_broken = True
+                    if hidden or i + 1 == len(shapes) or self.restarts >= MAX_RESTARTS:
+                        break
+                    self._restart()
         return ok
 
     def _record_check(self, result, hidden: bool, full=None) -> None:
@@ -308,8 +325,15 @@ class Judge:
         """The hidden configs, last: the child's output goes private from here on."""
         if not self.cfg.hidden_configs or self.library is None or self.options.stop_after == "compile":
             return
-        if self.child is None or (self.device != "cpu" and self.verdict == "runtime_error"):
-            return    # the child is gone (or its CUDA context is): the hidden configs did not run
+        if not self._usable():
+            # the child is gone (a crash on the last public config) or its CUDA context is: the
+            # hidden configs run in a fresh one, so where a crash happened changes nothing
+            if self.restarts >= MAX_RESTARTS or self._device_env is None or self.verdict == "timeout":
+                return        # (a kernel that ran out of time is not given the limit again)
+            try:
+                self._restart()
+            except ChildFailed:
+                return        # the hidden configs did not run
         self.child.output.private()
         try:
             self._checks(self.cfg.hidden_configs, hidden=True)

@@ -204,9 +204,13 @@ def toolchain_prefixes() -> list[str]:
     for tool in (os.environ.get("CXX", ""), os.environ.get("CC", ""), *_TOOLS):
         where = shutil.which(tool.split()[0], path=path) if tool.strip() else None
         for p in {where, os.path.realpath(where)} if where else ():
-            bindir = Path(p).parent           # its prefix, never a top-level folder like /opt itself
-            prefix = bindir.parent if bindir.name == "bin" and len(bindir.parent.parts) > 2 else bindir
-            found.append(str(prefix))
+            # its prefix, never a top-level folder like /opt itself, and under a home folder
+            # (~/.local/bin/ninja) the bin folder alone: ~/.local holds keyrings and tokens
+            bindir = Path(p).parent
+            homes = (Path.home(), Path("/home"), Path("/root"))
+            in_home = any(bindir.is_relative_to(h) for h in homes)
+            wide = bindir.name == "bin" and len(bindir.parent.parts) > 2 and not in_home
+            found.append(str(bindir.parent if wide else bindir))
     return found
 
 

@@ -247,10 +247,13 @@ def _shard(out: Path, ids: list, cfg, k: int, n: int, stamps=STAMPS) -> list:
     from grader import config
     from grader.batch import write_gradebook
     doc = json.loads(RESULT.read_text())
-    doc["checks"].append({**doc["checks"][0], "config": None, "name": "hidden 1", "hidden": True})
+    doc["checks"].append({**doc["checks"][0], "config": None, "max_err": None, "name": "hidden 1", "hidden": True})
     for sid in ids:
         folder = out / "students" / sid
         folder.mkdir(parents=True)
+        (out / "instructor").mkdir(exist_ok=True)          # the hidden config's max_err: only here
+        (out / "instructor" / f"{sid}.json").write_text(json.dumps(
+            {"submission": sid, "hidden_checks": [{**doc["checks"][-1], "max_err": 2.5e-07, "config": {"S": 300}}]}))
         (folder / "results.json").write_text(json.dumps({**doc, "submission": {**doc["submission"], "name": sid}}))
         (folder / "batch.json").write_text(json.dumps({"submission": sid, "key": "k", "finished_at": "2026-12-20T10:00:00"}))
     rubric, deadline = config.load_rubric(FAST)
@@ -269,6 +272,8 @@ def test_collect_scores_with_the_hidden_configs_and_times_the_shards_recorded(tm
     merged = collect([tmp_path / "s1", tmp_path / "s2"], tmp_path / "merged", render_pdf=False)
     rows = {r["submission"]: r for r in merged}
     assert rows["alice"]["max_score"] == 105 and rows["alice"]["hidden1_passed"] is True
+    assert rows["alice"]["hidden1_max_err"] == 2.5e-07            # the instructor's copies came along
+    assert (tmp_path / "merged" / "instructor" / "bob.json").is_file()
     assert rows["bob"]["late_days"] == 1 and rows["bob"]["late_penalty"] == pytest.approx(0.1)
     assert "no_timestamp" not in rows["alice"]["flags"] and "warning:no_timestamp" in rows["carol"]["flags"]
     # the same as one machine grading the whole class

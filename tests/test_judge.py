@@ -115,3 +115,22 @@ def test_a_child_that_stalls_mid_frame_times_out():
     with pytest.raises(ChannelTimeout):
         judge.recv(deadline=time.monotonic() + 0.5)
     assert time.monotonic() - t0 < 3
+
+
+def test_a_crash_on_the_last_public_config_still_lets_the_hidden_ones_run(cfg):
+    """Where a crash happens changes nothing else: after a SIGABRT on the last public config
+    (D = 128) the hidden config (D = 64) runs in a fresh child and passes, privately."""
+    from dataclasses import replace
+    from grader.config import Shape
+    from grader.parse import parse
+    from grader.run import Judge, RunOptions
+    last = replace(cfg, configs=(cfg.configs[0], Shape(1, 2, 64, 128)), seed=31337, seed_is_secret=True,
+                   hidden_configs=(Shape(1, 2, 96, 64),))
+    judge = Judge(parse(SUBMISSIONS / "crash" / "abort_on_d128.py"), last, "cpu", "test",
+                  RunOptions(references=False), bench=False)
+    assert judge.compile()
+    judge.run_device()
+    result = judge.result()
+    assert result.verdict == "runtime_error" and "SIGABRT" in result.message, result.message
+    assert [(c.name, c.passed) for c in result.checks] == [("config 1", True), ("config 2", False), ("hidden 1", True)]
+    assert judge.restarts == 1 and judge.private["hidden_checks"][0]["max_err"] < 1e-3

@@ -16,3 +16,17 @@ def test_a_compiler_outside_usr_is_bound_with_its_prefix(tmp_path, monkeypatch):
     assert prefix in python_paths()
     monkeypatch.setenv("CXX", "/opt/g++")                   # a top-level folder is never bound whole
     assert "/opt" not in toolchain_prefixes()
+
+
+def test_a_tool_under_a_home_folder_binds_its_bin_folder_only(tmp_path, monkeypatch):
+    """pip install --user puts ninja in ~/.local/bin: ~/.local (keyrings, tokens) stays out."""
+    from grader.sandbox import toolchain_prefixes
+    home = tmp_path / "home"
+    (home / ".local" / "bin").mkdir(parents=True)
+    ninja = home / ".local" / "bin" / "ninja"
+    ninja.write_text("#!/bin/sh\n")
+    ninja.chmod(0o755)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PATH", f"{home / '.local' / 'bin'}:/usr/bin:/bin")
+    found = toolchain_prefixes()
+    assert str(home / ".local" / "bin") in found and str(home / ".local") not in found

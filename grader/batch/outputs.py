@@ -71,8 +71,12 @@ def write_submission(folder: Path, work: Path, doc: dict, record: dict, render_p
     `private` (the hidden configs' full results and output) goes to `private_folder`,
     never beside the student's files. Returns the batch.json record."""
     folder.mkdir(parents=True, exist_ok=True)
-    if private is not None and private_folder is not None:
-        write_json_atomic(private_folder / f"{record['submission']}.json", private)
+    if private_folder is not None:
+        mine = private_folder / f"{record['submission']}.json"
+        if private is not None:
+            write_json_atomic(mine, private)
+        else:                      # no hidden results this time: an older grade's must not stay
+            mine.unlink(missing_ok=True)
     doc["submission"]["name"] = record["submission"]
     write_json_atomic(folder / "results.json", doc)
     pdf_note = ""
@@ -274,8 +278,17 @@ def _newest_grades(outs: list[Path]) -> dict[str, tuple[str, Path]]:
 
 def _copy_grades(chosen: dict[str, tuple[str, Path]], dest: Path) -> None:
     (dest / STUDENTS).mkdir(exist_ok=True)
+    (dest / "instructor").mkdir(exist_ok=True)
     for sid, (_, folder) in chosen.items():
         target = student_folder(dest, sid)
+        # the hidden configs' full results (OUT/instructor/<id>.json) come along with the grade
+        shard_out = folder.parent.parent if folder.parent.name == STUDENTS else folder.parent
+        private = shard_out / "instructor" / f"{sid}.json"
+        if private.resolve() != (dest / "instructor" / f"{sid}.json").resolve():
+            if private.is_file():
+                shutil.copyfile(private, dest / "instructor" / f"{sid}.json")
+            else:
+                (dest / "instructor" / f"{sid}.json").unlink(missing_ok=True)
         if folder.resolve() != target.resolve():
             tmp = dest / STUDENTS / f".{sid}.tmp"
             shutil.rmtree(tmp, ignore_errors=True)
