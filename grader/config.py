@@ -62,7 +62,7 @@ class Config:
     seed_is_secret: bool = False        # True when the seed came from --hidden / --seed
     source: str = str(DEFAULT_CONFIG)
     timeout_whole: float = 0.0          # wall-clock cap on one submission; 0: timeout_total's default
-    max_spread: float = 0.0             # timings' IQR/median above this: a noisy size (0: quality.NOISY_SPREAD)
+    max_spread: float = 0.0             # timings' IQR/median above this: a noisy size (0: quality.NOISY_SPREAD, per backend)
 
     @property
     def timeout_total(self) -> float:

@@ -381,7 +381,7 @@ class Judge:
         self.state["bench"] = rows
         self.state["timing"] = {**_timing_description(self.device, self.cfg, self.threads), **timing,
                                 "canaries_per_size": RECHECK_SAMPLES}
-        self.state["bench_quality"] = summarize(per_size, self.cfg)
+        self.state["bench_quality"] = summarize(per_size, self.cfg, self.device)
         if self.device == "cpu":
             self.stage("roofline", "measuring this CPU's FMA peak and memory bandwidth")
             from .roofline import measure_cpu_ceilings
