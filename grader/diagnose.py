@@ -204,17 +204,22 @@ def _row_factor(got, expected, q, k, v, bad, err, tolerance, slices):
 
 # ---- a whole grade -----------------------------------------------------------------------
 
+NO_OUTPUT = ("attention raised", "the kernel crashed", "the kernel took longer")
+
+
 def across_configs(checks: list[dict]) -> str | None:
     """A pattern over the public configs of a results document's `checks` (hidden ones
     carry no shape and are left out), or None: wrong only on the large-score config, only
     where S is not a multiple of a tile, only at D = 128; every config wrong."""
     public = [c for c in checks if c.get("config")]
-    failed = [c for c in public if not c.get("passed")]
+    # only configs whose output was judged: a call that raised, crashed or ran out of time
+    # says nothing about the formula (the not-implemented template raises on every config)
+    failed = [c for c in public if not c.get("passed") and not str(c.get("message", "")).startswith(NO_OUTPUT)]
     if not failed or not public:
         return None
     passed = [c for c in public if c.get("passed")]
     names = ", ".join(c["name"] for c in failed)
-    if not passed:
+    if not passed and len(failed) == len(public):
         return (f"every config is wrong ({names}): the mistake is in the formula itself, not in tiles or sizes;"
                 " compare your output with the model answer at the first mismatch")
     large = [c for c in failed if c["config"].get("qk_std", 1) > 1]

@@ -140,6 +140,11 @@ def test_across_configs():
     assert across_configs(ok) is None
     hidden = {"name": "hidden 1", "config": None, "passed": False, "message": "max_err 1"}
     assert across_configs(ok + [hidden]) is None      # a hidden config's shape is not there to reason on
+    # no output judged (the template raises "not implemented"; a crash): no pattern to name
+    raised = [dict(c, passed=False, message="attention raised: attention: not implemented yet") for c in ok]
+    assert across_configs(raised) is None
+    crashed = [ok[0], dict(ok[1], passed=False, message="the kernel crashed: the process crashed with SIGABRT")]
+    assert across_configs(crashed) is None
 
 
 # ---- the same through real kernels: the check stage calls diagnose, the summary reads the grade
