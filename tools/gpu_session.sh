@@ -3,7 +3,7 @@
 #
 #   tools/gpu_session.sh [phase ...]
 #
-# phases (default: setup system grade tests):
+# phases (default: setup system grade tests; all: every phase below):
 #   setup       install the carried wheels (.whl: typst, pypdf, jsonschema and its needs) and the
 #               carried bubblewrap (.cache/carry/bwrap and the libraries it links), then the
 #               sandbox's self-test as root (uid, capabilities, the GPU nodes it binds)
@@ -114,6 +114,10 @@ esac
 if [ "${1:-}" = "--one" ]; then phase "$2"; exit $?; fi
 
 phases=${*:-setup system grade tests}
+# the whole GPU list; one device call holds at most 10 minutes, so a session runs it as
+# three calls: "setup system grade tests", "setup redteam corpus bench fidelity compile noisy",
+# "setup throughput profile demo"
+[ "$phases" = all ] && phases="setup system grade tests redteam corpus bench fidelity compile noisy throughput profile demo"
 for p in $phases; do
     start=$(date +%s)
     var=LIMIT_$p; limit=${!var:-${LIMIT[$p]:-300}}
