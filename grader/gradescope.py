@@ -108,6 +108,9 @@ def grade_submission(root: Path, config_path: Path, container: Container) -> dic
              f"Limits here: {cfg.timeout_compile:g} s to compile, {cfg.timeout_check:g} s to check, "
              f"{cfg.timeout_bench:g} s to benchmark, {limits.memory_bytes >> 20} MiB of memory; "
              f"{cfg.threads or 'all'} CPU thread(s)."]
+    compile_log = (doc.get("compile") or {}).get("log") or ""
+    if doc["verdict"] == "compile_error" and compile_log:       # the errors themselves, lines of the .py
+        notes.insert(1, "compile log:\n" + compile_log[-6000:])
     if deadline is not None and when is None:
         notes.append("Gradescope recorded no submission time: treated as on time.")
     out.update(output="\n\n".join(notes), output_format="text", execution_time=_since(started),

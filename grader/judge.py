@@ -169,7 +169,10 @@ class Judge:
             child = self._spawn()
             self.stage("compile", f"{self.source.file} ({self.source.kind})")
 
+            notes: list[str] = []
+
             def note(text: str) -> None:
+                notes.append(str(text)[:2000])
                 if self.progress is not None:
                     self.progress("compile", text, time.monotonic() - self._started)
             reply, _ = child.request({"op": "compile", "source": _source_json(self.source)},
@@ -183,11 +186,28 @@ class Judge:
             self.stage("audit")
             self._take_library(result)
         except ChildFailed as failed:
-            self._fail(failed)
+            if notes and failed.verdict == "runtime_error" and "of memory" in failed.message:
+                self._full_tier_out_of_memory(notes, failed)
+            else:
+                self._fail(failed)
             return False
         if self.options.stop_after == "compile" and self.verdict is None:
             self.finish("ok", "compiled (stopped after compiling, as requested)")
         return self.verdict is None or self.options.stop_after == "compile"
+
+    def _full_tier_out_of_memory(self, notes: list[str], failed: ChildFailed) -> None:
+        """The build fell back to the full torch headers (a faster tier failed, or the source
+        needs them) and that build broke the memory limit (a Gradescope container: the full
+        headers need more than its memory). The code did not compile here: a compile_error
+        whose log is the fallback's reason, the faster tier's first error, not a crash."""
+        from .result import CompileResult
+        log = "\n".join(notes) + (f"\nthe build with the full torch headers then {failed.message}: "
+                                   "this grader's memory limit cannot hold it, so the error above is "
+                                   "the one that counts (the grader's lean headers need far less)")
+        self.state["compile"] = asdict(CompileResult(ok=False, seconds=0.0, log=log, tier="full",
+                                                     fallback="\n".join(notes)))
+        self.finish("compile_error", "the kernel did not compile (the full torch headers need more "
+                    "memory than this grader has; see the compile log)")
 
     def _take_library(self, result: dict) -> None:
         """Read the built library out of the child's cache without trusting anything there

@@ -1,6 +1,7 @@
 """The Gradescope autograder (CPU path): run_autograder against a simulated /autograder tree,
 its results.json checked against Gradescope's published format; the zip; the limits."""
 import json
+import uuid
 import os
 import subprocess
 import sys
@@ -51,13 +52,17 @@ def _valid(results: dict) -> None:
 
 
 def _autograde(tmp_path: Path, submission: str | None, created_at: str = "2026-12-11T20:00:00+00:00",
-               **env) -> dict:
+               salt: bool = False, **env) -> dict:
     """A fresh /autograder tree in tmp_path, run_autograder on it, results.json back."""
     from grader.compile import cache_root
     root = tmp_path / "autograder"
     (root / "submission").mkdir(parents=True)
     if submission:
-        (root / "submission" / "attention.py").write_text((SUBS / submission).read_text())
+        text = (SUBS / submission).read_text()
+        if salt:            # a source no cache holds: its build really runs, under the container's limits
+            head, _, tail = text.rpartition('\n"""')
+            text = f"{head}\n// {uuid.uuid4()}\n\"\"\"{tail}"
+        (root / "submission" / "attention.py").write_text(text)
     (root / "submission_metadata.json").write_text(json.dumps({
         "id": 1, "created_at": created_at, "assignment": {"due_date": "2026-12-11T23:59:00+00:00", "title": "attention"},
         "users": [{"email": "s@example.com", "id": 7, "name": "S"}], "previous_submissions": []}))
@@ -90,8 +95,13 @@ def test_ok_submission_scores_with_lateness_from_the_metadata(tmp_path):
     ("crash/segfault.py", "runtime_error"),
 ])
 def test_failing_submissions_get_their_verdict(tmp_path, submission, verdict):
-    results = _autograde(tmp_path, submission)
+    """Built from nothing (a fresh clone's cache): a typo's lean build fails, the retry with
+    the full torch headers cannot fit the container's memory, and the verdict is still
+    compile_error, with the typo's line."""
+    results = _autograde(tmp_path, submission, salt=True)
     assert results["extra_data"]["verdict"] == verdict, results["output"]
+    if verdict == "compile_error":
+        assert "compile log:" in results["output"] and "attention.py:10" in results["output"], results["output"]
     assert results["score"] == 0 and results["tests"]
 
 
