@@ -287,6 +287,11 @@ class Judge:
         self._open_device()
         self._context_broken = False
 
+    def _may_restart(self, hidden: bool, configs_left: int) -> bool:
+        """A fresh child for the public configs still to run, within MAX_RESTARTS (never in
+        the hidden phase, whose crash text is withheld)."""
+        return not hidden and configs_left > 0 and self.restarts < MAX_RESTARTS
+
     def _usable(self) -> bool:
         """True when the child can take another call (alive, its CUDA context whole)."""
         return self.child is not None and self.child.proc.poll() is None and not self._context_broken
@@ -312,8 +317,7 @@ class Judge:
                 # a crash costs this config, not the public ones after it: they run in a fresh
                 # child (not after a timeout, which would cost the limit again, nor on hidden
                 # configs, whose crash text is withheld)
-                if hidden or failed.verdict != "runtime_error" or i + 1 == len(shapes) \
-                        or self.restarts >= MAX_RESTARTS:
+                if failed.verdict != "runtime_error" or not self._may_restart(hidden, len(shapes) - i - 1):
                     raise
                 self._fail(failed)
                 ok = False
@@ -331,7 +335,7 @@ class Judge:
                     # after a CUDA fault the context is unusable: the public configs after
                     # it run in a fresh child, as after a crash
                     self._context_broken = True
-                    if hidden or i + 1 == len(shapes) or self.restarts >= MAX_RESTARTS:
+                    if not self._may_restart(hidden, len(shapes) - i - 1):
                         break
                     self._restart()
         return ok
