@@ -162,12 +162,24 @@ def time_graphs(kernels: dict, shape: Shape, nonce: int, canaries: dict, kept: d
         pool = Pool(shape, GRAPH_CALLS, nonce ^ hash(name) & 0xFFFF)
         pool.refill()
         try:
-            fn(*pool.sets[0])                                   # warm-up outside the capture
+            eager = fn(*pool.sets[0]).clone()                   # warm-up outside the capture
             torch.cuda.synchronize()
             graph = torch.cuda.CUDAGraph()
             with torch.cuda.graph(graph):
                 outs = [fn(*pool.sets[j]) for j in range(GRAPH_CALLS)]
+            torch.cuda.synchronize()
+            graph.replay()                                      # the same inputs as the warm-up
+            torch.cuda.synchronize()
+            captured = _same_output(outs[0], eager)
         except Exception:  # noqa: BLE001 - capture refused (default stream, sync, ...)
+            torch.cuda.synchronize()
+            return None
+        if not captured:
+            # torch captures on a non-blocking stream, so a launch on the legacy default
+            # stream (`<<<grid, block>>>`, the extension tutorial's way) is not refused: it
+            # runs once, eagerly, and the graph replays without it. The replay's output is
+            # then not the kernel's: time it with events, where it runs.
+            del graph, outs
             torch.cuda.synchronize()
             return None
         values = []
@@ -190,6 +202,14 @@ def time_graphs(kernels: dict, shape: Shape, nonce: int, canaries: dict, kept: d
         out[name] = _timing(values, -1)
         del graph, outs
     return out
+
+
+def _same_output(got, want: torch.Tensor) -> bool:
+    """A graph replay's output matches the eager call on the same inputs (within float
+    rounding: a kernel may sum in a different order from run to run)."""
+    if not isinstance(got, torch.Tensor) or got.shape != want.shape or got.dtype != want.dtype:
+        return False
+    return bool(torch.allclose(got.float(), want.float(), rtol=1e-3, atol=1e-4, equal_nan=True))
 
 
 def wall_probe(fn, shape: Shape, nonce: int, reps: int = 5) -> float:

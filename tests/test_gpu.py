@@ -75,6 +75,16 @@ def test_partial_tile_defect_fails_only_the_odd_config(grade_cuda):
 
 
 
+def test_a_kernel_on_the_legacy_default_stream_is_timed_with_events(grade_cuda):
+    """torch captures graphs on a non-blocking stream: a `<<<grid, block>>>` launch is left out
+    of the graph without an error. The grader sees that the replay is not the kernel's and
+    times it with events (it was judged wrong on its benchmark inputs before)."""
+    result = grade_cuda(GPU / "legacy_stream.py", bench=True)
+    assert result.verdict == "ok", result.message
+    small = [s for s in result.timing["method_by_S"] if int(s) <= 256]
+    assert small and all("graph" not in result.timing["method_by_S"][s] for s in small), result.timing
+    assert all(b.slowdown > 0.5 for b in result.bench), [b.slowdown for b in result.bench]
+
 def test_proxy_headers_launch_on_torchs_stream():
     """The proxy's CUDA half: getCurrentCUDAStream is torch's current stream. Capturing
     the kernel in a CUDA graph proves it (a launch on any other stream breaks the capture)."""

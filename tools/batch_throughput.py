@@ -65,11 +65,16 @@ def run(subs: Path, out: Path, gpus: str, jobs: int) -> dict:
         raise SystemExit(f"batch failed with exit code {proc.returncode}")
     with open(out / "grades.csv", newline="") as f:
         rows = list(csv.DictReader(f))
-    pdfs = sum(1 for r in rows if (out / r["submission"] / "report.pdf").is_file())
+    folder = {r["submission"]: (out / "students" / r["submission"]) if (out / "students").is_dir()
+              else out / r["submission"] for r in rows}        # OUT/students/<id>/ since the judge split
+    pdfs = sum(1 for r in rows if (folder[r["submission"]] / "report.pdf").is_file())
     stages: dict = {}
     gpus_used: Counter = Counter()
     for r in rows:
-        doc = json.loads((out / r["submission"] / "results.json").read_text())
+        try:
+            doc = json.loads((folder[r["submission"]] / "results.json").read_text())
+        except (OSError, ValueError):
+            continue                       # a row without results (an invalid submission)
         for stage, secs in doc.get("stage_seconds", {}).items():
             stages.setdefault(stage, []).append(secs)
         gpus_used[doc.get("system", {}).get("gpu_uuid") or "?"] += 1

@@ -9,8 +9,8 @@
 #               sandbox's self-test as root (uid, capabilities, the GPU nodes it binds)
 #   system      GPU, driver, clocks, torch, cores
 #   grade       make grade of reference/fused.cu (cold cache: binding module, kernel, references)
-#   tests       pytest -m gpu, all of it (red-team --gpu class, third-party corpus, batch on GPU 0);
-#               TESTS="node ids" runs those alone
+#   tests       pytest -m gpu, all of it (red-team --gpu class, third-party corpus, batch on GPU 0),
+#               one pytest per file (TESTS="files" those alone; TESTS_<stem>=seconds each)
 #   redteam     tools/redteam.py --gpu (ONLY=regex: those attacks alone, e.g. '^gpu_')
 #   corpus      tools/corpus.py --kind cuda: verdict, tier, compile time, speed of every CUDA kernel
 #   bench       make bench-reference           fidelity   tools/fidelity.py (5 grades)
@@ -65,7 +65,19 @@ grade)
     make grade SUBMISSION=reference/fused.cu OUT="$LOGS/grade" PYTHON=$PY
     cp "$LOGS/grade/results.json" "$LOGS/grade_fused.json" 2>/dev/null ;;
 tests)
-    $PY -m pytest -q -m gpu -p no:cacheprovider -rA --durations=15 ${TESTS:-} 2>&1 | tee "$LOGS/pytest_gpu.txt" | tail -80 ;;
+    # one pytest per file, each under its own limit (TESTS_<file stem>, seconds), so that a hang
+    # costs its file only; a test running past 150 s dumps every thread's stack (faulthandler)
+    # and the processes are listed just before a file's limit
+    for f in ${TESTS:-tests/test_third_party.py tests/test_gpu.py tests/test_batch.py tests/test_redteam.py}; do
+        stem=$(basename "$f" .py); var=TESTS_$stem; lim=${!var:-200}
+        echo "--- $f (limit $lim s)"
+        ( sleep $((lim - 3)); ps -eo pid,ppid,stat,etimes,pcpu,wchan:24,args --forest | cut -c1-240 \
+              > "$LOGS/ps_$stem.txt" ) & W=$!
+        timeout -k 5 "$lim" $PY -m pytest -q -m gpu -p no:cacheprovider -rA --durations=8 \
+            -o faulthandler_timeout=$(( lim > 165 ? 150 : lim - 15 )) "$f" > "$LOGS/pytest_$stem.txt" 2>&1
+        echo "rc $?"; kill $W 2>/dev/null
+        grep -E "^(PASSED|FAILED|XFAIL|XPASS|ERROR|SKIPPED)|passed|failed|Timeout|^E  " "$LOGS/pytest_$stem.txt" | cut -c1-400 | tail -40
+    done ;;
 redteam)
     $PY tools/redteam.py /tmp/redteam --gpu --only "${ONLY:-}" ;;
 corpus)
