@@ -45,6 +45,13 @@ def esc(value) -> str:
     return _PUNCT.sub(r"\\\1", text)
 
 
+def breakable(value) -> T:
+    """`esc(value)` with a zero-width space after each _ < , and : so that a long kernel or
+    range name ("fused_attention_kernel<64>", "before_student_S1024") wraps inside its table
+    column instead of running into the next one."""
+    return T(re.sub(r"(\\[_<,:])", "\\1\u200b", esc(value)))
+
+
 def lit(value) -> T:
     """A Typst string literal (for raw(), image paths, ...)."""
     text = _CONTROL.sub("", str(value))
@@ -224,7 +231,7 @@ def context(doc: dict, build: Path, profile_dir: Path | None = None, before: dic
         "source_lines": T("(" + ", ".join(map(str, source_lines(sub, source_kind, source))) + ",)"),
         "graded_at": doc.get("graded_at", "-"), "reread": doc.get("reread", ""),
         "cpu_profile": cpu_profile,
-        "method": doc.get("timing", {}).get("description", "-"),
+        "method": str(doc.get("timing", {}).get("description", "-")).rstrip("."),
         "seed": str(doc["config"].get("seed")), "compile_log": (doc.get("compile") or {}).get("log", ""),
         "flags": [{"tier": f["tier"], "detail": f["detail"]} for f in doc.get("flags", [])],
         "run_compare": _run_rows(before), "cpu_roofline": cpu_roofline,
@@ -345,6 +352,7 @@ def _render_template(template: str, make_context, out_pdf: Path | str) -> Path:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined,
                              finalize=esc, autoescape=False, keep_trailing_newline=True)
     env.filters["b"] = lambda x: T("true" if x else "false")
+    env.filters["brk"] = breakable
     out_pdf = Path(out_pdf)
     with tempfile.TemporaryDirectory(prefix="report-") as tmp:
         build = Path(tmp)

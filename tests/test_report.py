@@ -25,7 +25,7 @@ def _text(pdf) -> str:
 
 
 def _squash(s: str) -> str:
-    return "".join(s.split())
+    return "".join(s.replace("\u200b", "").split())
 
 
 def test_cpu_report_has_every_section_and_the_numbers(tmp_path):
