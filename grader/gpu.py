@@ -162,13 +162,17 @@ def time_graphs(kernels: dict, shape: Shape, nonce: int, canaries: dict, kept: d
         pool = Pool(shape, GRAPH_CALLS, nonce ^ hash(name) & 0xFFFF)
         pool.refill()
         try:
-            eager = fn(*pool.sets[0]).clone()                   # warm-up outside the capture
+            fn(*pool.sets[0])                                   # warm-up outside the capture
             torch.cuda.synchronize()
             graph = torch.cuda.CUDAGraph()
             with torch.cuda.graph(graph):
                 outs = [fn(*pool.sets[j]) for j in range(GRAPH_CALLS)]
             torch.cuda.synchronize()
-            graph.replay()                                      # the same inputs as the warm-up
+            # new inputs, the kernel run eagerly on them, then the graph on the same: a launch
+            # the capture left out wrote outs[0] once, during the capture, from the old inputs
+            pool.refill()
+            eager = fn(*pool.sets[0]).clone()
+            graph.replay()
             torch.cuda.synchronize()
             captured = _same_output(outs[0], eager)
         except Exception:  # noqa: BLE001 - capture refused (default stream, sync, ...)

@@ -231,10 +231,9 @@ class Judge:
         # what the toolchain and the tier's headers link by themselves (grader/linkaudit.py),
         # for the tier the library was really built in (its validated folder, not the child's
         # word); measured once per machine, and that time is the judge's, not the student's
-        from .linkaudit import has_binding, header_baseline
+        from .linkaudit import header_baseline
         t0 = time.monotonic()
-        baseline = header_baseline(self.source.kind, public_config(self.cfg), result["library_rel"].split("/")[0],
-                                   binding=has_binding(self.source.text))
+        baseline = header_baseline(self.source.kind, public_config(self.cfg), result["library_rel"].split("/")[0])
         self._waited += time.monotonic() - t0
         if self.child is not None:
             self.child.deadline += time.monotonic() - t0

@@ -235,10 +235,11 @@ def raw_syscalls(data: bytes) -> int:
 # loop: secure_getenv; std::cout, a TORCH_CHECK message built in a stream: fopen64, fdopen,
 # open). Those symbols are measured once per machine, kind and header tier, from a kernel that
 # does nothing but what kernels do (an OpenMP loop, a stream, a launch, messages through
-# iostream, sstream and TORCH_CHECK, an exception; in the full tier a PYBIND11_MODULE block as
-# the extension tutorial writes it), built in that tier alone with the submission's flags, and
-# not held against a student: only what a kernel adds is (PyRun_SimpleString, fopen of its own,
-# getenv of its own still show where the toolchain links libc dynamically, as gcc does).
+# iostream, sstream and TORCH_CHECK, an exception), built in that tier alone with the
+# submission's flags, and not held against a student: only what a kernel adds is (fopen or
+# getenv of its own still show where the toolchain links libc dynamically, as gcc does). A
+# pasted PYBIND11_MODULE block is left out of the build (compile.without_binding), so the
+# Python C API its machinery would link is never excused: any such call is the kernel's own.
 _BASELINE_INCLUDES = {
     ("cpp", "lean"): ["torch/extension.h"],
     ("cpp", "full"): ["torch/extension.h", "torch/python.h", "ATen/ATen.h"],
@@ -301,56 +302,24 @@ torch::Tensor attention(torch::Tensor q, torch::Tensor k, torch::Tensor v) {
 }
 """,
 }
-# a pasted PYBIND11_MODULE block (the scan sends it to the full tier): the grader never
-# imports it as a module, but its machinery links ~100 Python C API functions. Only a source
-# that has such a block is measured against a baseline that has one (`binding`): the audit
-# stays blind to those functions there alone, where the sandbox and the judge's own checks
-# still hold.
-_BASELINE_BINDING = """
-#include <optional>
-#include <tuple>
-static std::vector<torch::Tensor> baseline_forward(torch::Tensor q, torch::Tensor k, torch::Tensor v) {
-  return {attention(q, k, v), q};
-}
-static std::tuple<torch::Tensor, torch::Tensor> baseline_pair(torch::Tensor q, std::optional<torch::Tensor> mask,
-                                                              int64_t n, double scale, bool causal, std::string name) {
-  return {q, mask.value_or(q)};
-}
-PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
-  m.def("attention", &attention, "attention forward");
-  m.def("forward", &baseline_forward, "the tutorial's forward: a list of tensors");
-  m.def("pair", &baseline_pair, "a tuple, an optional tensor, scalars and a string",
-        pybind11::arg("q"), pybind11::arg("mask") = pybind11::none(), pybind11::arg("n") = 0,
-        pybind11::arg("scale") = 1.0, pybind11::arg("causal") = false, pybind11::arg("name") = "");
-}
-"""
 _BASELINES: dict = {}
 
 
-_BINDING_BLOCK = re.compile(r"\bPYBIND11_MODULE\s*\(")
-
-
-def has_binding(text: str) -> bool:
-    """The source pastes a PYBIND11_MODULE block (its baseline has one too)."""
-    return _BINDING_BLOCK.search(text) is not None
-
-
-def baseline_source(kind: str, tier: str, binding: bool = False) -> str:
+def baseline_source(kind: str, tier: str) -> str:
     """The do-nothing kernel whose symbols `header_baseline` measures."""
     includes = "".join(f"#include <{h}>\n" for h in _BASELINE_INCLUDES[(kind, tier)])
-    return includes + _BASELINE_BODY[kind] + (_BASELINE_BINDING if binding and tier == "full" else "")
+    return includes + _BASELINE_BODY[kind]
 
 
-def header_baseline(kind: str, cfg, tier: str = "full", binding: bool = False) -> frozenset:
-    """Undefined symbols of the do-nothing kernel built in header tier `tier` (with a
-    PYBIND11_MODULE block where `binding`, in the full tier), cached: built once per machine,
-    seconds to ~1 min; empty if it cannot be built here, so nothing is excused."""
-    binding = binding and tier == "full"
-    key = (kind, tier, binding, tuple(cfg.cpp_flags), tuple(cfg.cuda_flags), cfg.cuda_arch)
+def header_baseline(kind: str, cfg, tier: str = "full") -> frozenset:
+    """Undefined symbols of the do-nothing kernel built in header tier `tier` (cached: built
+    once per machine, seconds to ~1 min); empty if it cannot be built here, so nothing is
+    excused."""
+    key = (kind, tier, tuple(cfg.cpp_flags), tuple(cfg.cuda_flags), cfg.cuda_arch)
     if key not in _BASELINES:
         from .compile import build_in_tier
         from .parse import Source
-        text = baseline_source(kind, tier, binding) if (kind, tier) in _BASELINE_INCLUDES else ""
+        text = baseline_source(kind, tier) if (kind, tier) in _BASELINE_INCLUDES else ""
         src = Source(kind=kind, text=text, file="toolchain_baseline",
                      line_map=tuple(range(1, text.count("\n") + 2)))
         symbols: frozenset = frozenset()

@@ -78,12 +78,13 @@ def warm_profiles(profiles: list, label: str | None) -> list:
             and re.sub(f"{WARM_SUFFIX}$", "", p.get("profile", "")) == (label or "")]
 
 
-def _student_totals(kernels: list, shape: tuple | None = None) -> dict:
+def _student_totals(kernels: list, shape: tuple | None = None, model_flops_always: bool = False) -> dict:
     """Time, DRAM %, AI of the student's kernels in one profile, summed over its kernels.
     `make profile` exports: the `student_S<S>` ranges at the largest S; an export of the
     student's own program (no such ranges): all its kernels. With `shape` = (B, H, D), a
     student range whose FP32 counters missed most of the model's FLOPs (tensor cores,
-    grader/roofline.py) takes the model's FLOPs for its AI."""
+    grader/roofline.py) takes the model's FLOPs for its AI; `model_flops_always`: the model's
+    FLOPs whatever the counters saw (the other side of a comparison ran on tensor cores)."""
     from .ai_model import fused
     from .roofline import COUNTED_SHARE_MIN
     student = [p for p in kernels if (p.get("nvtx") or "").startswith("student")]
@@ -100,7 +101,7 @@ def _student_totals(kernels: list, shape: tuple | None = None) -> dict:
     model_flops = False
     if shape and largest and None not in flop:
         model = fused(shape[0], shape[1], largest, shape[2]).flops
-        if sum(flop) < COUNTED_SHARE_MIN * model:
+        if model_flops_always or sum(flop) < COUNTED_SHARE_MIN * model:
             flop, model_flops = [model], True
     return {"us": sum(us), "kernels": len(ks), "model_flops": model_flops,
             "dram_pct": None if None in dram_pct else sum(d * u for d, u in zip(dram_pct, us)) / sum(us),
@@ -120,9 +121,17 @@ def compare_profiles(profiles: list, shape: tuple | None = None) -> dict | None:
     b = _student_totals([p for p in cold if p.get("profile", "") == last], shape)
     if not a or not b:
         return None
-    ratio = lambda x, y: "-" if not x or not y else f"{y / x:.2f}x"  # noqa: E731
     marked = [lab for lab, t in ((first, a), (last, b)) if t["model_flops"]]
-    flops_note = f"; model FLOPs for {' and '.join(marked)} (tensor cores)" if marked else ""
+    if len(marked) == 1:
+        # one FLOP convention on both sides: where one side's counters miss its tensor-core
+        # work, the other side's AI is taken from the model's FLOPs too
+        a = _student_totals([p for p in cold if p.get("profile", "") == first], shape, model_flops_always=True)
+        b = _student_totals([p for p in cold if p.get("profile", "") == last], shape, model_flops_always=True)
+    ratio = lambda x, y: "-" if not x or not y else f"{y / x:.2f}x"  # noqa: E731
+    both = a["model_flops"] and b["model_flops"]
+    modelled = [lab for lab, t in ((first, a), (last, b)) if t["model_flops"]]
+    flops_note = (f", the model's FLOPs on both sides: {' and '.join(marked)} on tensor cores" if both and marked
+                  else f"; model FLOPs for {' and '.join(modelled)} (tensor cores)" if modelled else "")
     return {"labels": (first, last), "rows": [
         {"what": "time (sum of the kernels, us)", "before": _f(a["us"], ".2f"), "after": _f(b["us"], ".2f"),
          "change": ratio(a["us"], b["us"])},

@@ -146,3 +146,19 @@ def test_errors_of_an_oddly_named_file_still_point_at_its_lines(cfg):
     result = build.compile_only(src, cfg)
     assert not result.ok and f"{build.display_file(name)}:10:" in result.log, result.log
     assert "   10 |" in result.log        # the line echoed under the error
+
+
+def test_a_pybind_block_is_left_out_of_the_build():
+    """The grader never imports the library as a module: a pasted PYBIND11_MODULE block is
+    blanked (lines and columns kept), its look-alikes in comments and strings are not, and an
+    unbalanced one is left for the compiler to report."""
+    from grader.compile import without_binding
+    text = ('int f();\n// PYBIND11_MODULE(x, m) { }\nconst char* s = "PYBIND11_MODULE(a, b) {}";\n'
+            'PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {\n  m.def("forward", &f, "a } in a string");\n}\nint g();\n')
+    out = without_binding(text)
+    assert len(out) == len(text) and out.count("\n") == text.count("\n")
+    assert "m.def" not in out and "TORCH_EXTENSION_NAME" not in out
+    assert "// PYBIND11_MODULE(x, m) { }" in out and '"PYBIND11_MODULE(a, b) {}"' in out
+    assert out.splitlines()[-1] == "int g();"
+    broken = "PYBIND11_MODULE(x, m) {\n  m.def(\"f\", &f);\n"
+    assert without_binding(broken) == broken

@@ -1,8 +1,9 @@
-"""Attack: the kernel pastes a PYBIND11_MODULE block, whose pybind11 machinery links ~100
-Python C API functions that the link audit excuses for such a source, and hides among them
-a Python call of its own that rewrites the grader's verdict objects, then returns zeros.
-Defence: the baseline excuses only what a binding block links by itself; PyRun_SimpleString
-is not among them. The verdict is decided in the judge's own process anyway.
+"""Attack: the kernel pastes a PYBIND11_MODULE block, whose pybind11 machinery would link
+~100 Python C API functions (calling Python among them), and hides beside it a Python call of
+its own that rewrites the grader's verdict objects, then returns zeros.
+Defence: the block is left out of the build (compile.without_binding), so every Python C API
+function in the library is the kernel's own and the link audit flags it. The verdict is
+decided in the judge's own process anyway.
 Expect: status=cheat_suspected; without=wrong_answer; flags=strict:python_api
 """
 

@@ -1,7 +1,8 @@
 """A correct (slow) CUDA kernel launched the way the extension tutorial does: on the legacy
-default stream (`<<<blocks, threads>>>`, no stream) into a `zeros_like` output. Captured in a
-CUDA graph, torch's non-blocking capture stream leaves the launch out (it runs once, eagerly):
-the grader must see that and time it with events, not judge the graph's zeros: ok."""
+default stream (`<<<blocks, threads>>>`, no stream). Captured in a CUDA graph, torch's
+non-blocking capture stream leaves the launch out: it runs once, eagerly, during the capture,
+and the replays leave the output as that run wrote it. The grader must see that and time it
+with events, not judge the graph's stale outputs: ok."""
 
 _CUDA_SRC = r"""
 #include <torch/extension.h>
@@ -36,7 +37,7 @@ __global__ void attention_rows(const float* q, const float* k, const float* v, f
 
 torch::Tensor attention(torch::Tensor q, torch::Tensor k, torch::Tensor v) {
     const int BH = q.size(0) * q.size(1), S = q.size(2), D = q.size(3);
-    auto out = torch::zeros_like(q);
+    auto out = torch::empty_like(q);
     int rows_done = S;
 
     const int threads = 128, blocks = (BH * S + threads - 1) / threads;
