@@ -165,11 +165,10 @@ class Judge:
     def compile(self) -> bool:
         """Build the kernel in the child, then read, audit and copy the library. True when
         the grade goes on (it compiled)."""
+        notes: list[str] = []           # the build's notes (before _spawn: it may fail first)
         try:
             child = self._spawn()
             self.stage("compile", f"{self.source.file} ({self.source.kind})")
-
-            notes: list[str] = []
 
             def note(text: str) -> None:
                 notes.append(str(text)[:2000])

@@ -134,3 +134,19 @@ def test_a_crash_on_the_last_public_config_still_lets_the_hidden_ones_run(cfg):
     assert result.verdict == "runtime_error" and "SIGABRT" in result.message, result.message
     assert [(c.name, c.passed) for c in result.checks] == [("config 1", True), ("config 2", False), ("hidden 1", True)]
     assert judge.restarts == 1 and judge.private["hidden_checks"][0]["max_err"] < 1e-3
+
+
+def test_a_worker_that_cannot_start_is_a_grader_error_with_its_reason(cfg, monkeypatch):
+    """A failure before the build (the worker's start) keeps its own message: the compile
+    phase's error handling must not trip over state the build had not made yet."""
+    from grader.child import ChildFailed
+    from grader.parse import parse
+    from grader.run import Judge, RunOptions
+
+    def no_start(self, gpu_nodes=()):
+        raise ChildFailed("grader_error", "the grader could not start its worker: no bwrap today")
+    monkeypatch.setattr(Judge, "_spawn", no_start)
+    judge = Judge(parse(SUBMISSIONS / "correct" / "scalar_loop.py"), cfg, "cpu", "test",
+                  RunOptions(references=False), bench=False)
+    assert not judge.compile()
+    assert judge.verdict == "grader_error" and "no bwrap today" in judge.message, judge.message
