@@ -518,17 +518,31 @@ def _memfd_bytes(pids: list[int]) -> int:
 def tmpfs_bytes(pids: list[int], fallback: int) -> int:
     """Bytes in the sandbox's /tmp and /dev/shm (tmpfs: memory), read through a sandboxed
     process's root (/proc/<pid>/root: both are mount points the child cannot replace);
-    `fallback` (their full sizes) when no process's root can be read."""
+    `fallback` (their full sizes) when no process's root can be read. A process still in the
+    judge's own root (bwrap before its pivot_root, at the child's start) is skipped: its /tmp
+    is the machine's (a fresh clone's CI read 24.3 GiB there and stopped a child that had not
+    run a line); 0 when every process is so (nothing of the sandbox exists yet)."""
+    try:
+        host = os.stat("/")
+    except OSError:
+        host = None
+    outside = 0
     for pid in reversed(pids):
         try:
+            root = os.stat(f"/proc/{pid}/root")
+            if host is not None and (root.st_dev, root.st_ino) == (host.st_dev, host.st_ino):
+                outside += 1
+                continue
             used = 0
             for mount in ("tmp", "dev/shm"):
                 st = os.statvfs(f"/proc/{pid}/root/{mount}")
+                if st.f_blocks * st.f_frsize > fallback:        # not a sandbox tmpfs (sized by us)
+                    raise OSError("not the sandbox's tmpfs")
                 used += (st.f_blocks - st.f_bfree) * st.f_frsize
             return used
         except OSError:
             continue
-    return fallback
+    return 0 if pids and outside == len(pids) else fallback
 
 
 def tree_usage(pid: int, max_processes: int | None = None) -> tuple[int, int]:

@@ -30,3 +30,13 @@ def test_a_tool_under_a_home_folder_binds_its_bin_folder_only(tmp_path, monkeypa
     monkeypatch.setenv("PATH", f"{home / '.local' / 'bin'}:/usr/bin:/bin")
     found = toolchain_prefixes()
     assert str(home / ".local" / "bin") in found and str(home / ".local") not in found
+
+
+def test_a_process_not_yet_in_the_sandbox_counts_no_tmpfs():
+    """At a child's start its process tree is bwrap still in the judge's own root: the
+    machine's /tmp is not the sandbox's and must not count in its memory (a fresh clone's CI
+    read 24.3 GiB there and stopped a child before it ran a line)."""
+    import os
+    from grader.sandbox import tmpfs_bytes
+    assert tmpfs_bytes([os.getpid()], 3 << 30) == 0
+    assert tmpfs_bytes([], 3 << 30) == 3 << 30                  # nothing readable: the full sizes
