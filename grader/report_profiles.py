@@ -117,16 +117,17 @@ def compare_profiles(profiles: list, shape: tuple | None = None) -> dict | None:
         return None
     cold = [p for p in profiles if p.get("cache") != "warm"]
     first, last = labels[0], labels[-1]
-    a = _student_totals([p for p in cold if p.get("profile", "") == first], shape)
-    b = _student_totals([p for p in cold if p.get("profile", "") == last], shape)
+    before = [p for p in cold if p.get("profile", "") == first]
+    after = [p for p in cold if p.get("profile", "") == last]
+    a, b = _student_totals(before, shape), _student_totals(after, shape)
     if not a or not b:
         return None
     marked = [lab for lab, t in ((first, a), (last, b)) if t["model_flops"]]
     if len(marked) == 1:
         # one FLOP convention on both sides: where one side's counters miss its tensor-core
         # work, the other side's AI is taken from the model's FLOPs too
-        a = _student_totals([p for p in cold if p.get("profile", "") == first], shape, model_flops_always=True)
-        b = _student_totals([p for p in cold if p.get("profile", "") == last], shape, model_flops_always=True)
+        a = _student_totals(before, shape, model_flops_always=True)
+        b = _student_totals(after, shape, model_flops_always=True)
     ratio = lambda x, y: "-" if not x or not y else f"{y / x:.2f}x"  # noqa: E731
     both = a["model_flops"] and b["model_flops"]
     modelled = [lab for lab, t in ((first, a), (last, b)) if t["model_flops"]]

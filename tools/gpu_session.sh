@@ -69,9 +69,9 @@ tests)
     # costs its file only; a test running past 150 s dumps every thread's stack (faulthandler)
     # and the processes are listed just before a file's limit
     failed=0
+    declare -A TLIM=([test_third_party]=240 [test_gpu]=180 [test_batch]=240 [test_redteam]=420)
     for f in ${TESTS:-tests/test_third_party.py tests/test_gpu.py tests/test_batch.py tests/test_redteam.py}; do
         stem=$(basename "${f%%::*}" .py); stem=${stem//[^A-Za-z0-9_]/_}; var=TESTS_$stem
-        declare -A TLIM=([test_third_party]=240 [test_gpu]=180 [test_batch]=240 [test_redteam]=420)
         lim=${!var:-${TLIM[$stem]:-200}}; (( lim < 30 )) && lim=30
         echo "--- $f (limit $lim s)"
         # the process list just before the limit (a hang shows there); its output goes to a
