@@ -230,13 +230,31 @@ class Judge:
         # what the toolchain and the tier's headers link by themselves (grader/linkaudit.py),
         # for the tier the library was really built in (its validated folder, not the child's
         # word); measured once per machine, and that time is the judge's, not the student's
-        from .linkaudit import header_baseline
+        from .linkaudit import OBJECT_FILES, audit_objects, baseline_objects, header_baseline, merge_flags
+        from .integrity import STRICT, Flag
+        tier = result["library_rel"].split("/")[0]
         t0 = time.monotonic()
-        baseline = header_baseline(self.source.kind, public_config(self.cfg), result["library_rel"].split("/")[0])
+        baseline = header_baseline(self.source.kind, public_config(self.cfg), tier)
         self._waited += time.monotonic() - t0
         if self.child is not None:
             self.child.deadline += time.monotonic() - t0
-        self.state["link_flags"] = [f.as_dict() for f in audit_library(data, self.source, baseline)]
+        flags = audit_library(data, self.source, baseline)
+        # and the kernel's own object files, beside the library (nothing of the student's has
+        # run yet: they are the compiler's output): a call the toolchain also links into every
+        # library (so into the baseline) is still the kernel's own there
+        objects = []
+        for obj in OBJECT_FILES:
+            try:
+                objects.append(read_regular(root, rel.parent / obj, LIBRARY_MAX_BYTES))
+            except UnsafeFile:
+                continue                                 # cuda.cuda.o: CUDA builds only
+        if not objects:
+            flags.append(Flag("unauditable", STRICT, f"{self.source.file}: the kernel's object files are missing "
+                              "from its build folder (delete the folder to build it again)"))
+        else:
+            flags = merge_flags(flags, audit_objects(objects, self.source,
+                                                     baseline_objects(self.source.kind, public_config(self.cfg), tier)))
+        self.state["link_flags"] = [f.as_dict() for f in flags]
 
     # -- phase 2: the device --------------------------------------------------------------
     def run_device(self, gpu_nodes: tuple = ()) -> None:

@@ -70,6 +70,32 @@ def undefined_symbols(data: bytes) -> tuple[list[str], list[str]]:
     return sorted(set(undefined)), needed
 
 
+def object_symbols(data: bytes) -> tuple[set[str], set[str]]:
+    """(undefined, defined) symbol names of an ELF64 little-endian relocatable object (its
+    .symtab): what one translation unit calls, before any library is linked to it."""
+    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        raise ElfError("not a 64-bit little-endian ELF file")
+    try:
+        shoff, = struct.unpack_from("<Q", data, 0x28)
+        shentsize, shnum, _ = struct.unpack_from("<HHH", data, 0x3A)
+        sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
+        undefined, defined = set(), set()
+        for _, sh_type, _, _, off, size, link, _, _, entsize in sections:
+            if sh_type != 2 or not entsize:                   # SHT_SYMTAB
+                continue
+            _, _, _, _, soff, ssize, *_ = sections[link]
+            table = data[soff:soff + ssize]
+            for i in range(1, size // entsize):
+                name, info, _, shndx, _, _ = struct.unpack_from("<IBBHQQ", data, off + i * entsize)
+                end = table.find(b"\0", name)
+                text = table[name:end if end >= 0 else len(table)].decode("utf-8", "replace")
+                if text:
+                    (undefined if shndx == 0 else defined).add(text)
+    except (struct.error, IndexError):
+        raise ElfError("truncated object file") from None
+    return undefined, defined
+
+
 def demangle(names: list[str]) -> dict[str, str]:
     """mangled -> demangled (c++filt; names unchanged where it is missing)."""
     tool = shutil.which("c++filt")
@@ -303,6 +329,9 @@ torch::Tensor attention(torch::Tensor q, torch::Tensor k, torch::Tensor v) {
 """,
 }
 _BASELINES: dict = {}
+_BASELINE_OBJECTS: dict = {}
+# the object files torch's load_inline leaves beside the library it links
+OBJECT_FILES = ("main.o", "cuda.cuda.o")
 
 
 def baseline_source(kind: str, tier: str) -> str:
@@ -323,25 +352,31 @@ def header_baseline(kind: str, cfg, tier: str = "full") -> frozenset:
         src = Source(kind=kind, text=text, file="toolchain_baseline",
                      line_map=tuple(range(1, text.count("\n") + 2)))
         symbols: frozenset = frozenset()
+        objects: frozenset = frozenset()
         try:
             library = build_in_tier(src, cfg, tier) if text else None
             if library is not None:
                 symbols = frozenset(undefined_symbols(library.read_bytes())[0])
+                found: set[str] = set()
+                for obj in OBJECT_FILES:
+                    if (library.parent / obj).is_file():
+                        found |= object_symbols((library.parent / obj).read_bytes())[0]
+                objects = frozenset(found)
         except Exception:  # noqa: BLE001 - no baseline: nothing is excused, flags stand
-            symbols = frozenset()
+            symbols, objects = frozenset(), frozenset()
         _BASELINES[key] = symbols
+        _BASELINE_OBJECTS[key] = objects
     return _BASELINES[key]
 
 
-def audit_library(data: bytes, src=None, baseline: frozenset = frozenset()) -> list[Flag]:
-    """Flags of one built library (bytes of a .so); `src` (grader.parse.Source) names the file;
-    symbols in `baseline` (what torch's headers bring by themselves) are not held against it."""
-    where = f"{src.file}: the built library " if src is not None else "the built library "
-    try:
-        undefined, needed = undefined_symbols(data)
-    except ElfError as e:
-        return [Flag("unauditable", STRICT, f"{where}cannot be audited ({e})")]
-    undefined = [u for u in undefined if u not in baseline]
+def baseline_objects(kind: str, cfg, tier: str = "full") -> frozenset:
+    """Undefined symbols of the do-nothing kernel's object files (built with `header_baseline`)."""
+    header_baseline(kind, cfg, tier)
+    return _BASELINE_OBJECTS[(kind, tier, tuple(cfg.cpp_flags), tuple(cfg.cuda_flags), cfg.cuda_arch)]
+
+
+def _symbol_flags(undefined: list[str], where: str) -> list[Flag]:
+    """One flag per category the symbols fall in, strict ones first."""
     names = demangle(undefined)
     found: dict[tuple[str, str], list[str]] = {}
     meaning: dict[str, str] = {}
@@ -355,6 +390,47 @@ def audit_library(data: bytes, src=None, baseline: frozenset = frozenset()) -> l
     for (code, tier), syms in sorted(found.items(), key=lambda kv: (kv[0][1] != STRICT, kv[0][0])):
         shown = ", ".join(sorted(set(syms))[:6]) + (f" (+{len(set(syms)) - 6} more)" if len(set(syms)) > 6 else "")
         flags.append(Flag(code, tier, f"{where}{meaning[code]}: {shown}"))
+    return flags
+
+
+def audit_objects(objects: list[bytes], src=None, baseline: frozenset = frozenset()) -> list[Flag]:
+    """Strict flags of what the kernel's own compiled code calls: the undefined symbols of its
+    object files (main.o, cuda.cuda.o), less what they define for each other and what the
+    tier's baseline objects call. The library audit alone can be blind here: a toolchain that
+    links static parts of libstdc++ into every library (a GPU image's GCC: fopen64, fdopen,
+    open for iostream) puts those calls in the baseline library, and a kernel's own `open`
+    would be excused with them. Its objects still name it. Only strict categories count:
+    an object's other undefined names (libgcc helpers, what the linker resolves) are no
+    one's business."""
+    where = f"{src.file}: the kernel's compiled code " if src is not None else "the kernel's compiled code "
+    undefined: set[str] = set()
+    defined: set[str] = set()
+    for data in objects:
+        try:
+            u, d = object_symbols(data)
+        except ElfError as e:
+            return [Flag("unauditable", STRICT, f"{where}cannot be audited ({e})")]
+        undefined |= u
+        defined |= d
+    own = sorted(undefined - defined - baseline)
+    return [f for f in _symbol_flags(own, where) if f.tier == STRICT]
+
+
+def merge_flags(library: list[Flag], objects: list[Flag]) -> list[Flag]:
+    """The library's flags, and each object flag of a category the library did not show."""
+    seen = {f.code for f in library}
+    return library + [f for f in objects if f.code not in seen]
+
+
+def audit_library(data: bytes, src=None, baseline: frozenset = frozenset()) -> list[Flag]:
+    """Flags of one built library (bytes of a .so); `src` (grader.parse.Source) names the file;
+    symbols in `baseline` (what torch's headers bring by themselves) are not held against it."""
+    where = f"{src.file}: the built library " if src is not None else "the built library "
+    try:
+        undefined, needed = undefined_symbols(data)
+    except ElfError as e:
+        return [Flag("unauditable", STRICT, f"{where}cannot be audited ({e})")]
+    flags = _symbol_flags([u for u in undefined if u not in baseline], where)
     libs = [n for n in needed if re.match(r"lib(cublas|cudnn|cusparse|cusolver|cufft|mkl|dnnl|openblas|blas|"
                                           r"lapack|python\d)", n)]
     if libs:

@@ -3,6 +3,9 @@
 Compiled kernels are cached by source hash under the grader's cache folder, so each
 fixture is compiled once per machine and reused across tests and runs.
 """
+import faulthandler
+import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -14,6 +17,12 @@ TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
 SUBMISSIONS = TESTS / "submissions"
 FAST_CONFIG = TESTS / "fast_config.toml"
+
+if os.environ.get("PYTEST_STACKS"):
+    # tools/gpu_session.sh sends SIGUSR1 just before a test file's time limit: every thread's
+    # stack goes to this file, wherever pytest is (a test, a fixture's teardown, the summary)
+    _STACKS = open(os.environ["PYTEST_STACKS"], "w")  # noqa: SIM115 (open for the whole run)
+    faulthandler.register(signal.SIGUSR1, file=_STACKS, all_threads=True)
 
 
 def _cuda_available() -> bool:

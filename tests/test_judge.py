@@ -150,3 +150,45 @@ def test_a_worker_that_cannot_start_is_a_grader_error_with_its_reason(cfg, monke
                   RunOptions(references=False), bench=False)
     assert not judge.compile()
     assert judge.verdict == "grader_error" and "no bwrap today" in judge.message, judge.message
+
+
+# what the GPU image's GCC (static parts of libstdc++: iostream's file buffers) links into
+# every library, the do-nothing baseline included (measured there: tools/gpu_session.sh)
+GPU_IMAGE_TOOLCHAIN = frozenset({"open", "open64", "fopen64", "fdopen", "secure_getenv"})
+
+
+def test_a_call_the_toolchain_links_everywhere_is_still_the_kernels_own(cfg, monkeypatch, tmp_path):
+    """On a toolchain that links `open` into every library (so into the baseline library,
+    whose calls are excused), a kernel's own `open` is still cheat_suspected: its object file
+    names it (seen on the H200: the escapes were graded runtime_error, unflagged)."""
+    import grader.linkaudit as la
+    real = la.header_baseline
+    monkeypatch.setattr(la, "header_baseline", lambda *a, **k: real(*a, **k) | GPU_IMAGE_TOOLCHAIN)
+    src = (SUBMISSIONS / "escape" / "read_other.py").read_text().replace("@@TARGET@@", str(tmp_path / "x"))
+    (tmp_path / "read_other.py").write_text(src)
+    result = grade(tmp_path / "read_other.py", cfg, backend="cpu", bench=False)
+    assert result.verdict == "cheat_suspected", result.message
+    flags = {f["code"]: f["detail"] for f in result.flags if f["tier"] == "strict"}
+    assert "file_access" in flags and "compiled code" in flags["file_access"] and ": open" in flags["file_access"], flags
+
+
+def test_a_correct_kernel_is_not_flagged_by_its_object_files(cfg):
+    """The object audit adds nothing for a kernel that calls nothing it should not: what the
+    headers' inline code calls is in the baseline objects too."""
+    result = grade(SUBMISSIONS / "correct" / "scalar_loop.py", cfg, backend="cpu", bench=False)
+    assert result.verdict == "ok" and not [f for f in result.flags if f["tier"] == "strict"], \
+        result.flags
+
+
+def test_object_symbols_reads_a_relocatable_objects_calls(tmp_path):
+    import shutil
+    import subprocess
+    from grader.linkaudit import ElfError, object_symbols
+    if not shutil.which("gcc"):
+        pytest.skip("needs gcc")
+    (tmp_path / "a.c").write_text("int open(const char*, int, ...);\nint mine(void) { return open(\"x\", 0); }\n")
+    subprocess.run(["gcc", "-c", "-o", str(tmp_path / "a.o"), str(tmp_path / "a.c")], check=True)
+    undefined, defined = object_symbols((tmp_path / "a.o").read_bytes())
+    assert "open" in undefined and "mine" in defined and "mine" not in undefined
+    with pytest.raises(ElfError):
+        object_symbols((tmp_path / "a.o").read_bytes()[:80])

@@ -73,14 +73,21 @@ tests)
     for f in ${TESTS:-tests/test_third_party.py tests/test_gpu.py tests/test_batch.py tests/test_redteam.py}; do
         stem=$(basename "${f%%::*}" .py); stem=${stem//[^A-Za-z0-9_]/_}; var=TESTS_$stem
         lim=${!var:-${TLIM[$stem]:-200}}; (( lim < 30 )) && lim=30
-        echo "--- $f (limit $lim s)"
+        echo "--- $f (limit $lim s)"; touch "$LOGS/start_$stem"
         # the process list just before the limit (a hang shows there); its output goes to a
         # file, not to this phase's pipe, so that it does not keep the phase open
-        ( sleep $((lim - 3)) && ps -eo pid,ppid,stat,etimes,pcpu,wchan:24,args --forest | cut -c1-240 \
+        # and every Python thread's stack in pytest (SIGUSR1: tests/conftest.py, PYTEST_STACKS)
+        ( sleep $((lim - 8)) && pkill -USR1 -f "^[^ ]*python[0-9.]* -m pytest .*$f" ; sleep 5
+          ps -eo pid,ppid,stat,etimes,pcpu,wchan:24,args --forest | cut -c1-240 \
               > "$LOGS/ps_$stem.txt" ) </dev/null >/dev/null 2>&1 & W=$!
-        timeout -k 5 "$lim" $PY -m pytest -q -m gpu -p no:cacheprovider -rA --durations=8 \
+        PYTEST_STACKS="$LOGS/stacks_$stem.txt" timeout -k 5 "$lim" $PY -m pytest -v -m gpu -p no:cacheprovider -rA --durations=8 \
             -o faulthandler_timeout=$(( lim > 165 ? 150 : lim - 15 )) "$f" > "$LOGS/pytest_$stem.txt" 2>&1
         rc=$?; echo "rc $rc"; (( rc != 0 )) && failed=1
+        # every submission a batch of this file finished (its verdict, seconds, finish time),
+        # so that a batch stopped at the limit still shows how far it got and at what pace
+        find /tmp/pytest-of-* -name batch.json -newer "$LOGS/start_$stem" 2>/dev/null | sort | while read -r b; do
+            $PY -c "import json, sys; r = json.load(open(sys.argv[1])); print(r.get('finished_at'), r.get('submission'), r.get('verdict'), r.get('seconds'))" "$b"
+        done | sort > "$LOGS/batch_rows_$stem.txt"
         pkill -P $W 2>/dev/null; kill $W 2>/dev/null
         grep -E "^(PASSED|FAILED|XFAIL|XPASS|ERROR|SKIPPED)|passed|failed|Timeout|^E  " "$LOGS/pytest_$stem.txt" | cut -c1-400 | tail -40
     done
