@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .config import REPO_ROOT, Config
+from .linkaudit import has_objects
 from .parse import Source
 from .result import CompileResult
 from .tiers import TIERS, Stop, Walk, proxy_defines, walk
@@ -397,7 +398,7 @@ def build_in_tier(src: Source, cfg: Config, tier: str) -> Path | None:
     root = cache_root() / "build" / name
     with _locked(root.with_suffix(".lock")):
         marker = root / "LIBRARY"
-        if marker.is_file() and (root / marker.read_text()).is_file():
+        if marker.is_file() and (root / marker.read_text()).is_file() and has_objects(root / marker.read_text(), src.kind):
             return root / marker.read_text()
         ok, _, library = _build_tier(src, cfg, root, name, tier)
         if not ok:
@@ -424,8 +425,8 @@ def _reuse(root: Path, name: str, load: bool = True) -> tuple[CompileResult, Ker
     if not prev["ok"]:
         return cached, None
     library = root / prev["library"]             # relative since BUILD_VERSION 5 (absolute before)
-    if not library.is_file():
-        return None
+    if not library.is_file() or not has_objects(library, name.split("_")[1]):
+        return None                              # (the link audit reads the kernel's object file)
     if not load:
         return cached, None
     try:

@@ -230,7 +230,7 @@ class Judge:
         # what the toolchain and the tier's headers link by themselves (grader/linkaudit.py),
         # for the tier the library was really built in (its validated folder, not the child's
         # word); measured once per machine, and that time is the judge's, not the student's
-        from .linkaudit import OBJECT_FILES, audit_objects, baseline_objects, header_baseline, merge_flags
+        from .linkaudit import KERNEL_OBJECT, OBJECT_FILES, audit_objects, baseline_objects, header_baseline, merge_flags
         from .integrity import STRICT, Flag
         tier = result["library_rel"].split("/")[0]
         t0 = time.monotonic()
@@ -242,15 +242,15 @@ class Judge:
         # and the kernel's own object files, beside the library (nothing of the student's has
         # run yet: they are the compiler's output): a call the toolchain also links into every
         # library (so into the baseline) is still the kernel's own there
-        objects = []
+        objects, missing = [], []
         for obj in OBJECT_FILES:
             try:
                 objects.append(read_regular(root, rel.parent / obj, LIBRARY_MAX_BYTES))
             except UnsafeFile:
-                continue                                 # cuda.cuda.o: CUDA builds only
-        if not objects:
-            flags.append(Flag("unauditable", STRICT, f"{self.source.file}: the kernel's object files are missing "
-                              "from its build folder (delete the folder to build it again)"))
+                missing.append(obj)                      # cuda.cuda.o: CUDA builds only
+        if KERNEL_OBJECT[self.source.kind] in missing:
+            flags.append(Flag("unauditable", STRICT, f"{self.source.file}: the kernel's object file "
+                              f"{KERNEL_OBJECT[self.source.kind]} is not beside its built library"))
         else:
             flags = merge_flags(flags, audit_objects(objects, self.source,
                                                      baseline_objects(self.source.kind, public_config(self.cfg), tier)))

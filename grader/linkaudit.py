@@ -31,69 +31,92 @@ class ElfError(Exception):
     """Not an ELF shared library this audit can read."""
 
 
-def undefined_symbols(data: bytes) -> tuple[list[str], list[str]]:
-    """(undefined dynamic symbols, DT_NEEDED libraries) of an ELF64 little-endian file."""
-    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+_SYM_SIZE, _DYN_SIZE = 24, 16                 # Elf64_Sym, Elf64_Dyn
+
+
+def _sections(data: bytes, want_type: int) -> list[tuple]:
+    """The section headers of an ELF64 little-endian file of type `want_type` (ET_REL 1,
+    ET_DYN 3), read as hostile input: extended section numbering (e_shnum 0, the count in
+    section 0's sh_size, as an object of 65 536 sections has) is followed, and every header
+    must lie inside the file."""
+    if len(data) < 64 or data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
         raise ElfError("not a 64-bit little-endian ELF file")
+    e_type, = struct.unpack_from("<H", data, 0x10)
+    if e_type != want_type:
+        raise ElfError(f"ELF type {e_type}, not {want_type}")
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, _ = struct.unpack_from("<HHH", data, 0x3A)
+    if shentsize != 64 or shoff <= 0 or shoff + 64 > len(data):
+        raise ElfError("bad section headers")
+    if shnum == 0:                                    # extended numbering
+        shnum = struct.unpack_from("<IIQQQQIIQQ", data, shoff)[5]
+    if shnum <= 0 or shoff + shnum * 64 > len(data):
+        raise ElfError("truncated section headers")
+    return [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * 64) for i in range(shnum)]
+
+
+def _symbols(data: bytes, sections: list[tuple], sh_type: int):
+    """(name, info, other, shndx) of every symbol in the sections of type `sh_type`, the
+    version suffix cut off (`open@GLIBC_2.2.5` is `open`: a `.symver` alias calls the same)."""
+    for _, t, _, _, off, size, link, _, _, entsize in sections:
+        if t != sh_type:
+            continue
+        if entsize != _SYM_SIZE or off + size > len(data) or link >= len(sections):
+            raise ElfError("bad symbol table")
+        soff, ssize = sections[link][4], sections[link][5]
+        table = data[soff:soff + ssize]
+        for i in range(1, size // _SYM_SIZE):
+            name, info, other, shndx, _, _ = struct.unpack_from("<IBBHQQ", data, off + i * _SYM_SIZE)
+            end = table.find(b"\0", name)
+            text = table[name:end if end >= 0 else len(table)].decode("utf-8", "replace")
+            if text:
+                yield text.split("@")[0], info, other, shndx
+
+
+def undefined_symbols(data: bytes) -> tuple[list[str], list[str]]:
+    """(undefined dynamic symbols, DT_NEEDED libraries) of an ELF64 little-endian shared library."""
     try:
-        shoff, = struct.unpack_from("<Q", data, 0x28)
-        shentsize, shnum, _ = struct.unpack_from("<HHH", data, 0x3A)
-        sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
-    except struct.error:
-        raise ElfError("truncated section headers") from None
-
-    def strings(index: int) -> bytes:
-        _, _, _, _, off, size, *_ = sections[index]
-        return data[off:off + size]
-
-    def cstr(table: bytes, off: int) -> str:
-        end = table.find(b"\0", off)
-        return table[off:end if end >= 0 else len(table)].decode("utf-8", "replace")
-    undefined, needed = [], []
-    for _, sh_type, _, _, off, size, link, _, _, entsize in sections:
-        if sh_type == 11 and entsize:                         # SHT_DYNSYM
-            table = strings(link)
-            for i in range(1, size // entsize):
-                name, info, _, shndx, _, _ = struct.unpack_from("<IBBHQQ", data, off + i * entsize)
-                if shndx == 0 and name:                       # SHN_UNDEF
-                    undefined.append(cstr(table, name))
-        elif sh_type == 6 and entsize:                        # SHT_DYNAMIC
-            table = strings(link)
-            for i in range(size // entsize):
-                tag, val = struct.unpack_from("<qQ", data, off + i * entsize)
-                if tag == 1:                                  # DT_NEEDED
-                    needed.append(cstr(table, val))
+        sections = _sections(data, 3)
+        if not any(s[1] == 11 for s in sections):
+            raise ElfError("no dynamic symbol table")
+        undefined = [n for n, _, _, shndx in _symbols(data, sections, 11) if shndx == 0]   # SHN_UNDEF
+        needed = []
+        for _, t, _, _, off, size, link, _, _, entsize in sections:
+            if t != 6:                                            # SHT_DYNAMIC
+                continue
+            if entsize != _DYN_SIZE or off + size > len(data) or link >= len(sections):
+                raise ElfError("bad dynamic section")
+            soff, ssize = sections[link][4], sections[link][5]
+            table = data[soff:soff + ssize]
+            for i in range(size // _DYN_SIZE):
+                tag, val = struct.unpack_from("<qQ", data, off + i * _DYN_SIZE)
+                if tag == 1:                                      # DT_NEEDED
+                    end = table.find(b"\0", val)
+                    needed.append(table[val:end if end >= 0 else len(table)].decode("utf-8", "replace"))
                 elif tag == 0:
                     break
-    if not any(s[1] == 11 for s in sections):
-        raise ElfError("no dynamic symbol table")
+    except (struct.error, IndexError):
+        raise ElfError("truncated ELF file") from None
     return sorted(set(undefined)), needed
 
 
 def object_symbols(data: bytes) -> tuple[set[str], set[str]]:
-    """(undefined, defined) symbol names of an ELF64 little-endian relocatable object (its
-    .symtab): what one translation unit calls, before any library is linked to it."""
-    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
-        raise ElfError("not a 64-bit little-endian ELF file")
+    """(undefined, exported) symbol names of an ELF64 little-endian relocatable object (its
+    .symtab): what one translation unit calls, and the global, default-visibility names it
+    defines (what can satisfy another object's call, or stand in for a libc function)."""
     try:
-        shoff, = struct.unpack_from("<Q", data, 0x28)
-        shentsize, shnum, _ = struct.unpack_from("<HHH", data, 0x3A)
-        sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
-        undefined, defined = set(), set()
-        for _, sh_type, _, _, off, size, link, _, _, entsize in sections:
-            if sh_type != 2 or not entsize:                   # SHT_SYMTAB
-                continue
-            _, _, _, _, soff, ssize, *_ = sections[link]
-            table = data[soff:soff + ssize]
-            for i in range(1, size // entsize):
-                name, info, _, shndx, _, _ = struct.unpack_from("<IBBHQQ", data, off + i * entsize)
-                end = table.find(b"\0", name)
-                text = table[name:end if end >= 0 else len(table)].decode("utf-8", "replace")
-                if text:
-                    (undefined if shndx == 0 else defined).add(text)
+        sections = _sections(data, 1)
+        if not any(s[1] == 2 for s in sections):
+            raise ElfError("no symbol table")
+        undefined, exported = set(), set()
+        for name, info, other, shndx in _symbols(data, sections, 2):     # SHT_SYMTAB
+            if shndx == 0:
+                undefined.add(name)
+            elif info >> 4 in (1, 2) and other & 3 == 0:                 # GLOBAL/WEAK, DEFAULT
+                exported.add(name)
     except (struct.error, IndexError):
         raise ElfError("truncated object file") from None
-    return undefined, defined
+    return undefined, exported
 
 
 def demangle(names: list[str]) -> dict[str, str]:
@@ -136,11 +159,16 @@ RULES = [
      r"unlink|unlinkat|rename|renameat|renameat2|mkdir|mkdirat|rmdir|chmod|fchmodat|chown|lchown|fchownat|"
      r"symlink|symlinkat|link|linkat|readlink|readlinkat|truncate|truncate64|realpath|chdir|fchdir|chroot|"
      r"memfd_create|shm_open|mkstemp|mkstemp64|tmpfile|tmpnam|dup2|dup3|mkfifo|mkfifoat|mknod|mknodat|"
-     r"__xmknod|__xmknodat|inotify_\w+|fanotify_\w+|name_to_handle_at|open_by_handle_at)$|"
-     r"^std::(__cxx11::)?basic_[io]?fstream|^std::(__cxx11::)?basic_filebuf|^std::filesystem::",
+     r"__xmknod|__xmknodat|inotify_\w+|fanotify_\w+|name_to_handle_at|open_by_handle_at|"
+     r"__open|__open64|__open_2|__open64_2|__openat_2|__openat64_2|__open_nocancel|_IO_fopen|_IO_file_open|"
+     r"_IO_new_fopen|_IO_new_fdopen|__fopen_internal)$|"
+     r"^std::(__cxx11::)?basic_[io]?fstream|^std::(__cxx11::)?basic_filebuf|^std::filesystem::|"
+     r"^std::__basic_file\b|^torch::jit::load\b|^torch::jit::import_ir_module|^torch::serialize::|"
+     r"^torch::load\b|^caffe2::serialize::",
      "opens or inspects files"),
-    ("environment", STRICT, r"^(getenv|secure_getenv|setenv|putenv|unsetenv|clearenv|environ|__environ|"
-     r"getauxval)$", "reads or changes the environment"),
+    ("environment", STRICT, r"^(getenv|secure_getenv|__secure_getenv|__libc_secure_getenv|setenv|putenv|"
+     r"unsetenv|clearenv|environ|__environ|_environ|getauxval|__getauxval)$|^c10::utils::(get|set|has)_env\b",
+     "reads or changes the environment"),
     ("process", STRICT, r"^(fork|vfork|_Fork|clone|clone3|execve|execv|execvp|execvpe|execl|execlp|execle|"
      r"fexecve|posix_spawn\w*|system|popen|kill|killpg|tgkill|tkill|ptrace|syscall|prctl|setrlimit|prlimit|"
      r"prlimit64|setuid|setgid|setresuid|setresgid|seteuid|setegid|unshare|setns|mount|umount|umount2|"
@@ -330,8 +358,15 @@ torch::Tensor attention(torch::Tensor q, torch::Tensor k, torch::Tensor v) {
 }
 _BASELINES: dict = {}
 _BASELINE_OBJECTS: dict = {}
-# the object files torch's load_inline leaves beside the library it links
+# the object files torch's load_inline leaves beside the library it links, and the one each
+# kind's source is compiled into (a build without it cannot be audited: it is built again)
 OBJECT_FILES = ("main.o", "cuda.cuda.o")
+KERNEL_OBJECT = {"cpp": "main.o", "cuda": "cuda.cuda.o"}
+
+
+def has_objects(library, kind: str) -> bool:
+    """Whether the kernel's object file is beside its built library (a Path)."""
+    return (library.parent / KERNEL_OBJECT.get(kind, "main.o")).is_file()
 
 
 def baseline_source(kind: str, tier: str) -> str:
@@ -361,7 +396,7 @@ def header_baseline(kind: str, cfg, tier: str = "full") -> frozenset:
                 for obj in OBJECT_FILES:
                     if (library.parent / obj).is_file():
                         found |= object_symbols((library.parent / obj).read_bytes())[0]
-                objects = frozenset(found)
+                objects = frozenset(found) if has_objects(library, kind) else frozenset()
         except Exception:  # noqa: BLE001 - no baseline: nothing is excused, flags stand
             symbols, objects = frozenset(), frozenset()
         _BASELINES[key] = symbols
@@ -404,16 +439,21 @@ def audit_objects(objects: list[bytes], src=None, baseline: frozenset = frozense
     one's business."""
     where = f"{src.file}: the kernel's compiled code " if src is not None else "the kernel's compiled code "
     undefined: set[str] = set()
-    defined: set[str] = set()
+    exported: set[str] = set()
     for data in objects:
         try:
             u, d = object_symbols(data)
         except ElfError as e:
             return [Flag("unauditable", STRICT, f"{where}cannot be audited ({e})")]
         undefined |= u
-        defined |= d
-    own = sorted(undefined - defined - baseline)
-    return [f for f in _symbol_flags(own, where) if f.tier == STRICT]
+        exported |= d
+    flags = [f for f in _symbol_flags(sorted(undefined - exported - baseline), where) if f.tier == STRICT]
+    # a C function of libc's name defined by the kernel (`extern "C" int open(...)`) is not its
+    # own: the loader binds the library's calls to libc's first, so calling it calls libc's
+    c_names = sorted(n for n in exported if not n.startswith("_Z"))
+    defines = [f for f in _symbol_flags(c_names, f"{where}defines a C function of libc's name; it ")
+               if f.tier == STRICT]
+    return flags + [f for f in defines if f.code not in {g.code for g in flags}]
 
 
 def merge_flags(library: list[Flag], objects: list[Flag]) -> list[Flag]:

@@ -172,6 +172,43 @@ def test_a_call_the_toolchain_links_everywhere_is_still_the_kernels_own(cfg, mon
     assert "file_access" in flags and "compiled code" in flags["file_access"] and ": open" in flags["file_access"], flags
 
 
+# three ways around an object audit, found by a review (each opens a file through libc's
+# `open` while the GPU image's baseline excuses `open` in the library)
+_OPEN_BODY = """
+torch::Tensor attention(torch::Tensor q, torch::Tensor k, torch::Tensor v) {
+    int fd = %s("/etc/hostname", 0);
+    TORCH_CHECK(fd < 0, "opened a file");
+    return q;
+}
+"""
+_HEAD = '#include <torch/extension.h>\n#define CAT(a, b) a##b\n'      # names the source scan cannot see
+HIDDEN_OPENS = {
+    # a version alias: the object's undefined name is open@GLIBC_2.2.5
+    "symver": _HEAD + 'extern "C" int real_open(const char*, int, ...);\n'
+                      '__asm__(".symver real_open, " "op" "en@GLIBC_2.2.5");\n' + _OPEN_BODY % "real_open",
+    # the kernel defines `open` itself: its calls still reach libc's (the loader binds them first)
+    "defined": _HEAD + 'extern "C" int CAT(op, en)(const char*, int, ...) { return -1; }\n'
+               + _OPEN_BODY % "CAT(op, en)",
+    # 66 000 sections: the object uses extended section numbering (e_shnum 0)
+    "many_sections": _HEAD + 'extern "C" int CAT(op, en)(const char*, int, ...);\n'
+                     + r'''__asm__(".altmacro\n.macro pad n\n.section .rodata.pad\\n,\"a\"\n.byte 0\n.endm\n'''
+                     + r'''.set i,0\n.rept 66000\npad %i\n.set i,i+1\n.endr\n.text");''' + "\n"
+                     + _OPEN_BODY % "CAT(op, en)",
+}
+
+
+@pytest.mark.parametrize("how", sorted(HIDDEN_OPENS))
+def test_an_open_hidden_from_the_object_audit_is_still_flagged(cfg, monkeypatch, tmp_path, how):
+    import grader.linkaudit as la
+    real = la.header_baseline
+    monkeypatch.setattr(la, "header_baseline", lambda *a, **k: real(*a, **k) | GPU_IMAGE_TOOLCHAIN)
+    (tmp_path / "attention.py").write_text(f'_CPP_SRC = r"""\n{HIDDEN_OPENS[how]}\n"""\n')
+    result = grade(tmp_path / "attention.py", cfg, backend="cpu", bench=False)
+    assert result.verdict == "cheat_suspected", (result.verdict, result.message, result.compile.log[-500:])
+    strict = {f["code"] for f in result.flags if f["tier"] == "strict"}
+    assert strict & {"file_access", "unauditable"}, result.flags
+
+
 def test_a_correct_kernel_is_not_flagged_by_its_object_files(cfg):
     """The object audit adds nothing for a kernel that calls nothing it should not: what the
     headers' inline code calls is in the baseline objects too."""
@@ -190,5 +227,6 @@ def test_object_symbols_reads_a_relocatable_objects_calls(tmp_path):
     subprocess.run(["gcc", "-c", "-o", str(tmp_path / "a.o"), str(tmp_path / "a.c")], check=True)
     undefined, defined = object_symbols((tmp_path / "a.o").read_bytes())
     assert "open" in undefined and "mine" in defined and "mine" not in undefined
-    with pytest.raises(ElfError):
-        object_symbols((tmp_path / "a.o").read_bytes()[:80])
+    for bad in (b"\x7fELF", (tmp_path / "a.o").read_bytes()[:80], b"\x7fELF\x02\x01" + b"\0" * 200):
+        with pytest.raises(ElfError):
+            object_symbols(bad)
