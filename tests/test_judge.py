@@ -230,3 +230,24 @@ def test_object_symbols_reads_a_relocatable_objects_calls(tmp_path):
     for bad in (b"\x7fELF", (tmp_path / "a.o").read_bytes()[:80], b"\x7fELF\x02\x01" + b"\0" * 200):
         with pytest.raises(ElfError):
             object_symbols(bad)
+
+
+# libc's other doors to the same calls (a second review: each linked and worked here, and
+# was only an "unlisted" warning): a shell through wordexp, a file through a GLIBC_PRIVATE open
+LIBC_BACK_DOORS = {
+    "wordexp": ("process", '#include <wordexp.h>\nstatic int door() { wordexp_t w; int r = CAT(word, exp)'
+                           '("$(id)", &w, 0); return r; }\n'),
+    "open_nocancel": ("file_access", 'extern "C" int CAT(__open64, _nocancel)(const char*, int, ...);\n'
+                                     'static int door() { return CAT(__open64, _nocancel)("/etc/hostname", 0); }\n'),
+}
+
+
+@pytest.mark.parametrize("how", sorted(LIBC_BACK_DOORS))
+def test_libcs_back_doors_are_strict(cfg, tmp_path, how):
+    code, text = LIBC_BACK_DOORS[how]
+    src = (_HEAD + text + "torch::Tensor attention(torch::Tensor q, torch::Tensor k, torch::Tensor v) {\n"
+           "    TORCH_CHECK(door() < -100, \"door\");\n    return q;\n}\n")
+    (tmp_path / "attention.py").write_text(f'_CPP_SRC = r"""\n{src}\n"""\n')
+    result = grade(tmp_path / "attention.py", cfg, backend="cpu", bench=False)
+    assert result.verdict == "cheat_suspected", (result.verdict, result.message, result.compile.log[-500:])
+    assert code in {f["code"] for f in result.flags if f["tier"] == "strict"}, result.flags
