@@ -350,13 +350,13 @@ def compile_source(src: Source, cfg: Config, on_note: Note | None = None,
     name = f"attn_{src.kind}_{key}"
     shared = shared_root()
     if shared is not None:     # built outside the sandbox (a reference kernel): load, write nothing
-        reused = _reuse(shared / "build" / name, name, load)
+        reused = _reuse(shared / "build" / name, name, src.kind, load)
         if reused is not None and reused[0].ok:
             return reused
     root = cache_root() / "build" / name
     marker = root / "RESULT.json"
     with _locked(root.with_suffix(".lock")):
-        reused = _reuse(root, name, load)
+        reused = _reuse(root, name, src.kind, load)
         if reused is not None:
             return reused
         t0 = time.perf_counter()
@@ -398,8 +398,9 @@ def build_in_tier(src: Source, cfg: Config, tier: str) -> Path | None:
     root = cache_root() / "build" / name
     with _locked(root.with_suffix(".lock")):
         marker = root / "LIBRARY"
-        if marker.is_file() and (root / marker.read_text()).is_file() and has_objects(root / marker.read_text(), src.kind):
-            return root / marker.read_text()
+        built = root / marker.read_text() if marker.is_file() else None
+        if built is not None and built.is_file() and has_objects(built, src.kind):
+            return built
         ok, _, library = _build_tier(src, cfg, root, name, tier)
         if not ok:
             return None
@@ -407,7 +408,7 @@ def build_in_tier(src: Source, cfg: Config, tier: str) -> Path | None:
         return Path(library)
 
 
-def _reuse(root: Path, name: str, load: bool = True) -> tuple[CompileResult, Kernel | None] | None:
+def _reuse(root: Path, name: str, kind: str, load: bool = True) -> tuple[CompileResult, Kernel | None] | None:
     """The earlier build in `root` (loaded if it succeeded), or None if there is none or it
     cannot be loaded any more (its library gone, or a library it links to moved with the
     cache: the proxy builds link to the binding module by path): then it is rebuilt."""
@@ -425,7 +426,7 @@ def _reuse(root: Path, name: str, load: bool = True) -> tuple[CompileResult, Ker
     if not prev["ok"]:
         return cached, None
     library = root / prev["library"]             # relative since BUILD_VERSION 5 (absolute before)
-    if not library.is_file() or not has_objects(library, name.split("_")[1]):
+    if not library.is_file() or not has_objects(library, kind):
         return None                              # (the link audit reads the kernel's object file)
     if not load:
         return cached, None

@@ -55,6 +55,16 @@ def _sections(data: bytes, want_type: int) -> list[tuple]:
     return [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * 64) for i in range(shnum)]
 
 
+def _strtab(data: bytes, sections: list[tuple], link: int) -> bytes:
+    _, _, _, _, off, size, *_ = sections[link]
+    return data[off:off + size]
+
+
+def _cstr(table: bytes, off: int) -> str:
+    end = table.find(b"\0", off)
+    return table[off:end if end >= 0 else len(table)].decode("utf-8", "replace")
+
+
 def _symbols(data: bytes, sections: list[tuple], sh_type: int):
     """(name, info, other, shndx) of every symbol in the sections of type `sh_type`, the
     version suffix cut off (`open@GLIBC_2.2.5` is `open`: a `.symver` alias calls the same)."""
@@ -63,12 +73,10 @@ def _symbols(data: bytes, sections: list[tuple], sh_type: int):
             continue
         if entsize != _SYM_SIZE or off + size > len(data) or link >= len(sections):
             raise ElfError("bad symbol table")
-        soff, ssize = sections[link][4], sections[link][5]
-        table = data[soff:soff + ssize]
+        table = _strtab(data, sections, link)
         for i in range(1, size // _SYM_SIZE):
             name, info, other, shndx, _, _ = struct.unpack_from("<IBBHQQ", data, off + i * _SYM_SIZE)
-            end = table.find(b"\0", name)
-            text = table[name:end if end >= 0 else len(table)].decode("utf-8", "replace")
+            text = _cstr(table, name)
             if text:
                 yield text.split("@")[0], info, other, shndx
 
@@ -86,13 +94,11 @@ def undefined_symbols(data: bytes) -> tuple[list[str], list[str]]:
                 continue
             if entsize != _DYN_SIZE or off + size > len(data) or link >= len(sections):
                 raise ElfError("bad dynamic section")
-            soff, ssize = sections[link][4], sections[link][5]
-            table = data[soff:soff + ssize]
+            table = _strtab(data, sections, link)
             for i in range(size // _DYN_SIZE):
                 tag, val = struct.unpack_from("<qQ", data, off + i * _DYN_SIZE)
                 if tag == 1:                                      # DT_NEEDED
-                    end = table.find(b"\0", val)
-                    needed.append(table[val:end if end >= 0 else len(table)].decode("utf-8", "replace"))
+                    needed.append(_cstr(table, val))
                 elif tag == 0:
                     break
     except (struct.error, IndexError):
@@ -165,8 +171,8 @@ RULES = [
      r"_IO_new_fopen|_IO_new_fdopen|__fopen_internal|__open64_nocancel|_IO_file_fopen|_IO_fdopen|glob|glob64|"
      r"nftw|nftw64|ftw|ftw64|fts_open|fts_read|getdents|getdents64|__getdents64)$|"
      r"^std::(__cxx11::)?basic_[io]?fstream|^std::(__cxx11::)?basic_filebuf|^std::filesystem::|"
-     r"^std::__basic_file\b|^torch::jit::load\b|^torch::jit::import_ir_module|^torch::serialize::|"
-     r"^torch::load\b|^caffe2::serialize::|^torch::jit::|^at::(Refcounted)?MapAllocator\b",
+     r"^std::__basic_file\b|^torch::jit::|^torch::serialize::|^torch::load\b|^caffe2::serialize::|"
+     r"^at::(Refcounted)?MapAllocator\b",
      "opens or inspects files"),
     ("environment", STRICT, r"^(getenv|secure_getenv|__secure_getenv|__libc_secure_getenv|setenv|putenv|"
      r"unsetenv|clearenv|environ|__environ|_environ|getauxval|__getauxval)$|^c10::utils::\w*env\b",
@@ -372,6 +378,10 @@ def has_objects(library, kind: str) -> bool:
     return (library.parent / KERNEL_OBJECT.get(kind, "main.o")).is_file()
 
 
+def _baseline_key(kind: str, cfg, tier: str) -> tuple:
+    return kind, tier, tuple(cfg.cpp_flags), tuple(cfg.cuda_flags), cfg.cuda_arch
+
+
 def baseline_source(kind: str, tier: str) -> str:
     """The do-nothing kernel whose symbols `header_baseline` measures."""
     includes = "".join(f"#include <{h}>\n" for h in _BASELINE_INCLUDES[(kind, tier)])
@@ -382,7 +392,7 @@ def header_baseline(kind: str, cfg, tier: str = "full") -> frozenset:
     """Undefined symbols of the do-nothing kernel built in header tier `tier` (cached: built
     once per machine, seconds to ~1 min); empty if it cannot be built here, so nothing is
     excused."""
-    key = (kind, tier, tuple(cfg.cpp_flags), tuple(cfg.cuda_flags), cfg.cuda_arch)
+    key = _baseline_key(kind, cfg, tier)
     if key not in _BASELINES:
         from .compile import build_in_tier
         from .parse import Source
@@ -410,7 +420,7 @@ def header_baseline(kind: str, cfg, tier: str = "full") -> frozenset:
 def baseline_objects(kind: str, cfg, tier: str = "full") -> frozenset:
     """Undefined symbols of the do-nothing kernel's object files (built with `header_baseline`)."""
     header_baseline(kind, cfg, tier)
-    return _BASELINE_OBJECTS[(kind, tier, tuple(cfg.cpp_flags), tuple(cfg.cuda_flags), cfg.cuda_arch)]
+    return _BASELINE_OBJECTS[_baseline_key(kind, cfg, tier)]
 
 
 def _symbol_flags(undefined: list[str], where: str) -> list[Flag]:
@@ -456,7 +466,7 @@ def audit_objects(objects: list[bytes], src=None, baseline: frozenset = frozense
     c_names = sorted(n for n in exported if not n.startswith("_Z"))
     defines = [f for f in _symbol_flags(c_names, f"{where}defines a C function of libc's name; it ")
                if f.tier == STRICT]
-    return flags + [f for f in defines if f.code not in {g.code for g in flags}]
+    return merge_flags(flags, defines)
 
 
 def merge_flags(library: list[Flag], objects: list[Flag]) -> list[Flag]:
