@@ -153,8 +153,10 @@ def test_a_worker_that_cannot_start_is_a_grader_error_with_its_reason(cfg, monke
 
 
 # what the GPU image's GCC (static parts of libstdc++: iostream's file buffers) links into
-# every library, the do-nothing baseline included (measured there: tools/gpu_session.sh)
-GPU_IMAGE_TOOLCHAIN = frozenset({"open", "open64", "fopen64", "fdopen", "secure_getenv"})
+# every library, the do-nothing baseline included (measured there: tools/gpu_session.sh; the
+# `system` phase prints the whole list); `write` and `close` too: the H200's red team
+# lost protocol_garbage's raw_io warning with them
+GPU_IMAGE_TOOLCHAIN = frozenset({"open", "open64", "fopen64", "fdopen", "secure_getenv", "write", "close", "read"})
 
 
 def test_a_call_the_toolchain_links_everywhere_is_still_the_kernels_own(cfg, monkeypatch, tmp_path):
@@ -170,6 +172,19 @@ def test_a_call_the_toolchain_links_everywhere_is_still_the_kernels_own(cfg, mon
     assert result.verdict == "cheat_suspected", result.message
     flags = {f["code"]: f["detail"] for f in result.flags if f["tier"] == "strict"}
     assert "file_access" in flags and "compiled code" in flags["file_access"] and ": open" in flags["file_access"], flags
+
+
+def test_a_warning_the_toolchain_excuses_is_still_the_kernels_own(cfg, monkeypatch, tmp_path):
+    """The same for a warning: a kernel's own `write` to the judge's pipes is `raw_io` on
+    every toolchain, the GPU image's too (there its library's `write` is the baseline's)."""
+    import grader.linkaudit as la
+    real = la.header_baseline
+    monkeypatch.setattr(la, "header_baseline", lambda *a, **k: real(*a, **k) | GPU_IMAGE_TOOLCHAIN)
+    src = (Path(__file__).parent / "redteam" / "protocol_garbage.py").read_text()
+    (tmp_path / "protocol_garbage.py").write_text(src)
+    result = grade(tmp_path / "protocol_garbage.py", cfg, backend="cpu", bench=False)
+    raw = [f["detail"] for f in result.flags if f["code"] == "raw_io"]
+    assert raw and "compiled code" in raw[0] and "write" in raw[0], result.flags
 
 
 # three ways around an object audit, found by a review (each opens a file through libc's

@@ -32,7 +32,7 @@ LOGS=${LOGS:-/tmp/gpu-logs}
 mkdir -p "$OUT" "$LOGS"
 PY=${PY:-python3}
 
-declare -A LIMIT=([setup]=60 [system]=30 [grade]=240 [tests]=1500 [redteam]=580 [corpus]=300 [bench]=120 [fidelity]=150
+declare -A LIMIT=([setup]=60 [system]=150 [grade]=240 [tests]=1500 [redteam]=580 [corpus]=300 [bench]=120 [fidelity]=150
                   [compile]=120 [noisy]=150 [throughput]=480 [profile]=240 [demo]=240)
 
 phase() {
@@ -60,7 +60,24 @@ EOF
 system)
     nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv
     $PY -c "import torch; p = torch.cuda.get_device_properties(0); print('torch', torch.__version__, 'cuda', torch.version.cuda, p.name, p.multi_processor_count, 'SMs')"
-    nproc; uname -r; id -u; ls /dev/nvidia* ;;
+    nproc; uname -r; id -u; ls /dev/nvidia*
+    # the toolchain: a libstdc++.so that is a linker script (static libstdc++_nonshared parts in
+    # every library) explains the baseline's file calls and TORCH_CHECK's number formatting crash
+    g++ --version | head -1; f=$(g++ -print-file-name=libstdc++.so); echo "libstdc++.so: $f"
+    file -L "$f" | grep -q text && head -c 400 "$f"; echo
+    # what the do-nothing kernel's library calls (excused in every kernel's library audit)
+    $PY - <<'EOF2'
+from grader.config import load
+from grader.judge import public_config
+from grader.linkaudit import baseline_objects, header_baseline
+cfg = public_config(load())
+for kind, tier in (("cpp", "lean"), ("cuda", "proxy")):
+    lib = header_baseline(kind, cfg, tier)
+    libc = sorted(s for s in lib if not s.startswith("_Z"))
+    print(f"baseline {kind}/{tier}: {len(lib)} undefined, C names: {' '.join(libc)}")
+    print(f"  objects: {len(baseline_objects(kind, cfg, tier))} undefined")
+EOF2
+    ;;
 grade)
     make grade SUBMISSION=reference/fused.cu OUT="$LOGS/grade" PYTHON=$PY
     cp "$LOGS/grade/results.json" "$LOGS/grade_fused.json" 2>/dev/null ;;
