@@ -158,18 +158,19 @@ if [ "${1:-}" = "--one" ]; then phase "$2"; exit $?; fi
 
 phases=${*:-setup system grade tests}
 # the whole GPU list; one device call holds at most 10 minutes. Measured on an H200 (2026-11-24,
-# cold machine first): setup 2 s, system 6, grade 66, tests: test_third_party 211 (cold: the
-# full-tier builds), test_gpu 161, test_batch 344 (its GPU class: 23 submissions, 8 compiling at
-# once, each CPU timing holding the machine), test_redteam > 560 (not finished in one call);
-# corpus 71 (after test_third_party: cached), bench 31, fidelity 90, compile 55, noisy 49,
-# demo 79; (2026-11-23) redteam ONLY='^gpu_' 95, throughput 295, profile 93. So a session runs it
-# as five calls, back to back (a warm machine keeps the build cache; it goes back after 30 s
-# idle and after 30 minutes held; about 40 minutes held in all, two machines):
+# second session, cold machine first): setup 2 s, system 42 (it builds the audit's baselines),
+# grade 72, tests: test_third_party 181 (cold: the full-tier builds), test_gpu 135, test_batch
+# 376 (its GPU class: 23 submissions, 8 compiling at once, each CPU timing holding the machine);
+# corpus 63 (after test_third_party: cached), redteam ONLY='^gpu_' 79, '^(?!gpu_)[a-m]' 311,
+# '^(?!gpu_)[n-z]' 284 (337 cold), bench 31, fidelity 66, compile 40, noisy 38, profile 114,
+# throughput 336, demo 66. So a session runs it as six calls, back to back (a warm machine keeps
+# the build cache; it goes back after 30 s idle and after 30 minutes held; about 50 minutes
+# held in all, two machines):
 #   TESTS="tests/test_third_party.py tests/test_gpu.py" tools/gpu_session.sh setup system grade tests
 #   TESTS="tests/test_batch.py" tools/gpu_session.sh setup tests corpus
-#   ONLY='^gpu_' tools/gpu_session.sh setup redteam; then ONLY='^(?!gpu_)' the same (the CPU
-#       attacks graded beside the GPU: the red-team test's class, in two calls)
-#   tools/gpu_session.sh setup bench fidelity compile noisy
+#   ONLY='^gpu_' tools/gpu_session.sh setup redteam bench fidelity compile noisy
+#   ONLY='^(?!gpu_)[a-m]' tools/gpu_session.sh setup redteam      (the CPU attacks graded beside
+#   ONLY='^(?!gpu_)[n-z]' tools/gpu_session.sh setup redteam       the GPU, in two halves)
 #   tools/gpu_session.sh setup throughput profile demo
 [ "$phases" = all ] && phases="setup system grade tests redteam corpus bench fidelity compile noisy throughput profile demo"
 for p in $phases; do
