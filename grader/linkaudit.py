@@ -467,7 +467,7 @@ def audit_objects(objects: list[bytes], src=None, baseline: frozenset = frozense
     # own: the loader binds the library's calls to libc's first, so calling it calls libc's
     c_names = sorted(n for n in exported if not n.startswith("_Z"))
     defines = [f for f in _symbol_flags(c_names, f"{where}defines a C function of libc's name; it ")
-               if f.tier == STRICT]
+               if f.code != "unlisted_symbol"]
     return merge_flags(flags, defines)
 
 

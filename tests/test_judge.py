@@ -153,9 +153,9 @@ def test_a_worker_that_cannot_start_is_a_grader_error_with_its_reason(cfg, monke
 
 
 # what the GPU image's GCC (static parts of libstdc++: iostream's file buffers) links into
-# every library, the do-nothing baseline included (measured there: tools/gpu_session.sh; the
-# `system` phase prints the whole list); `write` and `close` too: the H200's red team
-# lost protocol_garbage's raw_io warning with them
+# every library, the do-nothing baseline included (measured there: tools/gpu_session.sh's
+# `system` phase prints the whole list, 143 names on 2026-11-24; `write`, `read` and `close`
+# among them cost protocol_garbage its raw_io warning in the H200's red team)
 GPU_IMAGE_TOOLCHAIN = frozenset({"open", "open64", "fopen64", "fdopen", "secure_getenv", "write", "close", "read"})
 
 
@@ -174,13 +174,27 @@ def test_a_call_the_toolchain_links_everywhere_is_still_the_kernels_own(cfg, mon
     assert "file_access" in flags and "compiled code" in flags["file_access"] and ": open" in flags["file_access"], flags
 
 
-def test_a_warning_the_toolchain_excuses_is_still_the_kernels_own(cfg, monkeypatch, tmp_path):
+_WRITE_DEFINED = """
+#include <torch/extension.h>
+#define CAT(a, b) a##b
+extern "C" long CAT(wri, te)(int, const void*, unsigned long) { return 0; }
+torch::Tensor attention(torch::Tensor q, torch::Tensor k, torch::Tensor v) {
+    CAT(wri, te)(2, "x", 1);
+    return q;
+}
+"""
+
+
+@pytest.mark.parametrize("how", ["called", "defined"])
+def test_a_warning_the_toolchain_excuses_is_still_the_kernels_own(cfg, monkeypatch, tmp_path, how):
     """The same for a warning: a kernel's own `write` to the judge's pipes is `raw_io` on
-    every toolchain, the GPU image's too (there its library's `write` is the baseline's)."""
+    every toolchain, the GPU image's too (there its library's `write` is the baseline's),
+    and so is a `write` the kernel defines itself (its calls still reach libc's)."""
     import grader.linkaudit as la
     real = la.header_baseline
     monkeypatch.setattr(la, "header_baseline", lambda *a, **k: real(*a, **k) | GPU_IMAGE_TOOLCHAIN)
-    src = (Path(__file__).parent / "redteam" / "protocol_garbage.py").read_text()
+    src = (Path(__file__).parent / "redteam" / "protocol_garbage.py").read_text() if how == "called" \
+        else f'_CPP_SRC = r"""\n{_WRITE_DEFINED}\n"""\n'
     (tmp_path / "protocol_garbage.py").write_text(src)
     result = grade(tmp_path / "protocol_garbage.py", cfg, backend="cpu", bench=False)
     raw = [f["detail"] for f in result.flags if f["code"] == "raw_io"]
