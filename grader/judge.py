@@ -40,7 +40,8 @@ from .result import GradeResult
 STAGE_NAMES = {"start": "starting", "prepare": "loading torch and the grader's binding module",
                "ready": "waiting for a device", "device": "taking the device",
                "roofline": "measuring the CPU's roofline",
-               "compile": "compiling", "audit": "auditing the built library", "load": "loading the kernel",
+               "compile": "compiling", "audit": "auditing the built library",
+               "queued": "waiting for its turn on a device", "load": "loading the kernel",
                "compile-references": "compiling the reference kernels",
                "check": "checking", "bench": "benchmarking", "hidden": "checking the hidden configs",
                "done": "done"}

@@ -504,3 +504,26 @@ def test_a_grader_error_is_a_row_and_the_batch_exits_non_zero(tmp_path, monkeypa
                           cwd=REPO, capture_output=True, text=True)
     assert proc.returncode == 70, proc.stderr[-1000:]
     assert "grader_error" in proc.stderr
+
+
+def test_the_wait_for_a_device_is_its_own_stage(tmp_path, monkeypatch, cfg):
+    """A submission waiting for a device slot (a lane, the CPU, the slot's reference run)
+    after its compile is `queued` in stage_seconds, not `audit`: on the H200, 50 submissions
+    showed a mean "audit" of 55.7 s that was this wait."""
+    from grader.batch import Batch, BatchOptions
+    from grader.config import load_rubric
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "a.py").write_text((REPO / "tests" / "submissions" / "correct" / "scalar_loop.py").read_text())
+    real = Batch._take_device
+
+    def slow(self, backend):
+        time.sleep(3)                                  # the slot is busy with someone else
+        return real(self, backend)
+    monkeypatch.setattr(Batch, "_take_device", slow)
+    rubric, _ = load_rubric(FAST)
+    out = tmp_path / "out"
+    Batch(BatchOptions(submissions=subs, out=out, cfg=cfg, rubric=rubric, deadline=None,
+                       render_pdf=False, sandbox="off"), log=lambda line: None).run()
+    stages = json.loads((out / "students" / "a" / "results.json").read_text())["stage_seconds"]
+    assert stages.get("queued", 0) >= 3 and stages["audit"] < 3, stages

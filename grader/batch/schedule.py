@@ -135,6 +135,7 @@ class Batch:
                 go_on = judge.compile()
                 judge.close_child()
             if go_on:                               # b. check + bench on one device
+                judge.stage("queued")               # (its turn: a lane, the CPU, the slot's references)
                 slot = self._run_on_gpu(judge) if backend == "cuda" else self._run_on_cpu(judge)
         finally:
             result = judge.result()
