@@ -375,7 +375,7 @@ KERNEL_OBJECT = {"cpp": "main.o", "cuda": "cuda.cuda.o"}
 
 def has_objects(library, kind: str) -> bool:
     """Whether the kernel's object file is beside its built library (a Path)."""
-    return (library.parent / KERNEL_OBJECT.get(kind, "main.o")).is_file()
+    return (library.parent / KERNEL_OBJECT[kind]).is_file()
 
 
 def _baseline_key(kind: str, cfg, tier: str) -> tuple:
@@ -461,14 +461,12 @@ def audit_objects(objects: list[bytes], src=None, baseline: frozenset = frozense
             return [Flag("unauditable", STRICT, f"{where}cannot be audited ({e})")]
         undefined |= u
         exported |= d
-    flags = [f for f in _symbol_flags(sorted(undefined - exported - baseline), where)
-             if f.code != "unlisted_symbol"]
+    calls = _symbol_flags(sorted(undefined - exported - baseline), where)
     # a C function of libc's name defined by the kernel (`extern "C" int open(...)`) is not its
     # own: the loader binds the library's calls to libc's first, so calling it calls libc's
     c_names = sorted(n for n in exported if not n.startswith("_Z"))
-    defines = [f for f in _symbol_flags(c_names, f"{where}defines a C function of libc's name; it ")
-               if f.code != "unlisted_symbol"]
-    return merge_flags(flags, defines)
+    defines = _symbol_flags(c_names, f"{where}defines a C function of libc's name; it ")
+    return [f for f in merge_flags(calls, defines) if f.code != "unlisted_symbol"]
 
 
 def merge_flags(library: list[Flag], objects: list[Flag]) -> list[Flag]:

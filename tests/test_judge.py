@@ -159,46 +159,24 @@ def test_a_worker_that_cannot_start_is_a_grader_error_with_its_reason(cfg, monke
 GPU_IMAGE_TOOLCHAIN = frozenset({"open", "open64", "fopen64", "fdopen", "secure_getenv", "write", "close", "read"})
 
 
-def test_a_call_the_toolchain_links_everywhere_is_still_the_kernels_own(cfg, monkeypatch, tmp_path):
-    """On a toolchain that links `open` into every library (so into the baseline library,
-    whose calls are excused), a kernel's own `open` is still cheat_suspected: its object file
-    names it (seen on the H200: the escapes were graded runtime_error, unflagged)."""
+@pytest.fixture
+def gpu_image_toolchain(monkeypatch):
+    """The library audit's baseline as on the GPU image: GPU_IMAGE_TOOLCHAIN's calls excused."""
     import grader.linkaudit as la
     real = la.header_baseline
     monkeypatch.setattr(la, "header_baseline", lambda *a, **k: real(*a, **k) | GPU_IMAGE_TOOLCHAIN)
+
+
+def test_a_call_the_toolchain_links_everywhere_is_still_the_kernels_own(cfg, gpu_image_toolchain, tmp_path):
+    """On a toolchain that links `open` into every library (so into the baseline library,
+    whose calls are excused), a kernel's own `open` is still cheat_suspected: its object file
+    names it (seen on the H200: the escapes were graded runtime_error, unflagged)."""
     src = (SUBMISSIONS / "escape" / "read_other.py").read_text().replace("@@TARGET@@", str(tmp_path / "x"))
     (tmp_path / "read_other.py").write_text(src)
     result = grade(tmp_path / "read_other.py", cfg, backend="cpu", bench=False)
     assert result.verdict == "cheat_suspected", result.message
     flags = {f["code"]: f["detail"] for f in result.flags if f["tier"] == "strict"}
     assert "file_access" in flags and "compiled code" in flags["file_access"] and ": open" in flags["file_access"], flags
-
-
-_WRITE_DEFINED = """
-#include <torch/extension.h>
-#define CAT(a, b) a##b
-extern "C" long CAT(wri, te)(int, const void*, unsigned long) { return 0; }
-torch::Tensor attention(torch::Tensor q, torch::Tensor k, torch::Tensor v) {
-    CAT(wri, te)(2, "x", 1);
-    return q;
-}
-"""
-
-
-@pytest.mark.parametrize("how", ["called", "defined"])
-def test_a_warning_the_toolchain_excuses_is_still_the_kernels_own(cfg, monkeypatch, tmp_path, how):
-    """The same for a warning: a kernel's own `write` to the judge's pipes is `raw_io` on
-    every toolchain, the GPU image's too (there its library's `write` is the baseline's),
-    and so is a `write` the kernel defines itself (its calls still reach libc's)."""
-    import grader.linkaudit as la
-    real = la.header_baseline
-    monkeypatch.setattr(la, "header_baseline", lambda *a, **k: real(*a, **k) | GPU_IMAGE_TOOLCHAIN)
-    src = (Path(__file__).parent / "redteam" / "protocol_garbage.py").read_text() if how == "called" \
-        else f'_CPP_SRC = r"""\n{_WRITE_DEFINED}\n"""\n'
-    (tmp_path / "protocol_garbage.py").write_text(src)
-    result = grade(tmp_path / "protocol_garbage.py", cfg, backend="cpu", bench=False)
-    raw = [f["detail"] for f in result.flags if f["code"] == "raw_io"]
-    assert raw and "compiled code" in raw[0] and "write" in raw[0], result.flags
 
 
 # three ways around an object audit, found by a review (each opens a file through libc's
@@ -227,15 +205,33 @@ HIDDEN_OPENS = {
 
 
 @pytest.mark.parametrize("how", sorted(HIDDEN_OPENS))
-def test_an_open_hidden_from_the_object_audit_is_still_flagged(cfg, monkeypatch, tmp_path, how):
-    import grader.linkaudit as la
-    real = la.header_baseline
-    monkeypatch.setattr(la, "header_baseline", lambda *a, **k: real(*a, **k) | GPU_IMAGE_TOOLCHAIN)
+def test_an_open_hidden_from_the_object_audit_is_still_flagged(cfg, gpu_image_toolchain, tmp_path, how):
     (tmp_path / "attention.py").write_text(f'_CPP_SRC = r"""\n{HIDDEN_OPENS[how]}\n"""\n')
     result = grade(tmp_path / "attention.py", cfg, backend="cpu", bench=False)
     assert result.verdict == "cheat_suspected", (result.verdict, result.message, result.compile.log[-500:])
     strict = {f["code"] for f in result.flags if f["tier"] == "strict"}
     assert strict & {"file_access", "unauditable"}, result.flags
+
+
+_WRITE_DEFINED = _HEAD + """extern "C" long CAT(wri, te)(int, const void*, unsigned long) { return 0; }
+torch::Tensor attention(torch::Tensor q, torch::Tensor k, torch::Tensor v) {
+    CAT(wri, te)(2, "x", 1);
+    return q;
+}
+"""
+
+
+@pytest.mark.parametrize("how", ["called", "defined"])
+def test_a_warning_the_toolchain_excuses_is_still_the_kernels_own(cfg, gpu_image_toolchain, tmp_path, how):
+    """The same for a warning: a kernel's own `write` to the judge's pipes is `raw_io` on
+    every toolchain, the GPU image's too (there its library's `write` is the baseline's),
+    and so is a `write` the kernel defines itself (its calls still reach libc's)."""
+    src = (Path(__file__).parent / "redteam" / "protocol_garbage.py").read_text() if how == "called" \
+        else f'_CPP_SRC = r"""\n{_WRITE_DEFINED}\n"""\n'
+    (tmp_path / "protocol_garbage.py").write_text(src)
+    result = grade(tmp_path / "protocol_garbage.py", cfg, backend="cpu", bench=False)
+    raw = [f["detail"] for f in result.flags if f["code"] == "raw_io"]
+    assert raw and "compiled code" in raw[0] and "write" in raw[0], result.flags
 
 
 def test_a_correct_kernel_is_not_flagged_by_its_object_files(cfg):

@@ -61,8 +61,8 @@ system)
     nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv
     $PY -c "import torch; p = torch.cuda.get_device_properties(0); print('torch', torch.__version__, 'cuda', torch.version.cuda, p.name, p.multi_processor_count, 'SMs')"
     nproc; uname -r; id -u; ls /dev/nvidia*
-    # the toolchain: a libstdc++.so that is a linker script (static libstdc++_nonshared parts in
-    # every library) explains the baseline's file calls and TORCH_CHECK's number formatting crash
+    # the toolchain (where the baseline's file and locale calls come from, and TORCH_CHECK's
+    # number formatting crash; on 2026-11-24 libstdc++.so there was no linker script)
     g++ --version | head -1; f=$(g++ -print-file-name=libstdc++.so); echo "libstdc++.so: $f"
     file -L "$f" | grep -q text && head -c 400 "$f"; echo
     # what the do-nothing kernel's library calls (excused in every kernel's library audit)
