@@ -2,15 +2,27 @@
 
 CPU method (this module; the CUDA method is `gpu.py`): all kernels timed interleaved in
 one process, one call each per round, their order rotated round by round, after warm-up
-calls, with `time.perf_counter` around each call; the headline is the median, the spread
-the inter-quartile range. The thread count is fixed before torch starts and recorded.
+calls, with `time.perf_counter` around each call; the headline is the median of every
+timed call, the spread the inter-quartile range. The thread count is fixed before torch
+starts and recorded.
 
-Timing integrity (the kernel runs in this process and may have read our source):
-- every call gets inputs it has not seen: each round draws a fresh input set, so a cache
-  of answers keyed on the inputs never hits;
-- the judge places a few canary sets of its own among the rounds (`canaries`: round ->
-  inputs) and checks the outputs of those calls against float64 truth, in its own
-  process: a kernel must be right when timed, and it cannot tell which calls are checked;
+Timing integrity: the kernel runs in the timed process, may have read our source and can
+rewrite anything there (the timer, the harness, the samples), so the judge decides from
+what that process cannot forge (grader/judge.py, `_bench_size_cpu`):
+- the judge paces the rounds: each round's inputs are made by the judge with its secret
+  generator and sent just before the round (`Rounds.round`), so no call's inputs exist
+  before it, and no answer can be prepared or cached ahead;
+- every timed output of the kernel is sent back the moment its call returns (before the
+  next kernel runs: work left running cannot finish it later) and the judge checks
+  `ROWS_PER_HEAD` random rows of every head against float64, rows it picks after the
+  output arrived: a kernel wrong on any timed call is wrong_answer;
+- each round's reported times must fit in the round's time on the judge's clock (else the
+  grade is a runtime_error), and what they leave unaccounted must be what the harness's
+  own work costs (the judge does that work itself to know): time moved out of the
+  kernel's reported calls is charged back to them, and flagged;
+- SDPA is timed in the judge's own, clean process too, and the slowdown is taken against at
+  most 1.25x that: a baseline slowed in the kernel's process (an allocator, OpenMP's
+  settings, threads left running: however it was done) flatters no one;
 - torch's global state that SDPA's speed depends on (`StateGuard`: threads, the SDP
   backend flags, TF32 flags, denormal flushing) is compared with its value at the start
   before every SDPA call and put back; each change is reported (a flag in the result).
@@ -121,56 +133,69 @@ class Timed:
     extra: dict = field(default_factory=dict)
 
 
-def pick_canaries(shape: Shape, cfg: Config, rng, k: int) -> list[int]:
-    """The rounds whose inputs the judge supplies: k of the first min_reps (sure to run)."""
-    slots = max(1, cfg.min_reps)
-    return sorted(rng.sample(range(slots), min(k, slots)))
+ROWS_PER_HEAD = 4          # rows of every timed output the judge checks, per (batch, head)
 
 
-def canary_optional(slot: int, method: str) -> bool:
-    return False
+class Rounds:
+    """The child's side of one size of the CPU benchmark, paced by the judge (module doc):
+    warm-up calls on inputs of its own, then one round per request on the judge's inputs,
+    each kernel called once, the order rotated round by round."""
 
+    def __init__(self, kernels: dict, guard: StateGuard | None = None):
+        self.kernels, self.names = kernels, list(kernels)
+        self.guard = guard or StateGuard()
 
-def bench_size(kernels: dict, shape: Shape, cfg: Config, nonce: int, canaries: dict | None = None,
-               guard: StateGuard | None = None) -> Timed:
-    """Interleaved CPU timings of `kernels` ({"student": fn, "sdpa": fn, ...}) at one size.
-    Round r uses a fresh input set (`canaries[r]` when the judge placed one there); the
-    student's outputs of the canary rounds are kept for the judge. `guard`: the state taken
-    before any student code ran (a new one here, for trusted kernels)."""
-    canaries = canaries or {}
-    guard = guard or StateGuard()
-    names = list(kernels)
+    def warmup(self, shape: Shape, cfg: Config, nonce: int) -> None:
+        for w in range(cfg.warmup_reps):
+            q, k, v = make_inputs(shape, input_seed(nonce, -1 - w))
+            for name, fn in self.kernels.items():
+                if name == "sdpa":
+                    self.guard.restore()
+                fn(q.clone(), k.clone(), v.clone()) if name == "student" else fn(q, k, v)
 
-    def inputs(r: int) -> tuple:
-        return canaries[r] if r in canaries else make_inputs(shape, input_seed(nonce, r))
-    for w in range(cfg.warmup_reps):
-        q, k, v = make_inputs(shape, input_seed(nonce, -1 - w))
-        for name, fn in kernels.items():
+    def round(self, r: int, q, k, v, keep=None, only: list | None = None) -> dict:
+        """{name: ms} of one call of each kernel (of `only`, when given) on q, k, v. `keep(out)`
+        gets the student's output the moment its call returns, before any other kernel runs
+        (work it left running cannot finish the tensor behind the judge's back)."""
+        names = self.names if only is None else [n for n in self.names if n in only]
+        samples = {}
+        for i in range(len(names)):
+            name = names[(r + i) % len(names)]
+            fn = self.kernels[name]
             if name == "sdpa":
-                guard.restore()
-            fn(q.clone(), k.clone(), v.clone()) if name == "student" else fn(q, k, v)
-    samples = {name: [] for name in names}
-    kept: dict = {}
-    budget_s = cfg.rep_ms / 1000 * len(names)
-    start = time.perf_counter()
-    rep = 0
-    while rep < cfg.max_reps and (rep < cfg.min_reps or time.perf_counter() - start < budget_s):
-        q, k, v = inputs(rep)
-        for i in range(len(names)):                       # order rotated round by round
-            name = names[(rep + i) % len(names)]
-            fn = kernels[name]
-            if name == "sdpa":
-                guard.restore()
+                self.guard.restore()
             args = (q.clone(), k.clone(), v.clone()) if name == "student" else (q, k, v)
             t0 = time.perf_counter()
             out = fn(*args)
-            samples[name].append((time.perf_counter() - t0) * 1e3)
-            if name == "student" and rep in canaries:
-                kept[rep] = out
+            samples[name] = (time.perf_counter() - t0) * 1e3
+            if name == "student" and keep is not None:
+                keep(out)
+        return samples
+
+
+def more_rounds(done: int, cfg: Config, elapsed_s: float, kernels: int) -> bool:
+    """The stopping rule: at least min_reps rounds, then until rep_ms per kernel has passed,
+    at most max_reps."""
+    return done < cfg.max_reps and (done < cfg.min_reps or elapsed_s < cfg.rep_ms / 1000 * kernels)
+
+
+def bench_size(kernels: dict, shape: Shape, cfg: Config, nonce: int, guard: StateGuard | None = None) -> Timed:
+    """Interleaved CPU timings of trusted `kernels` ({"sdpa": fn, "naive": fn, ...}) at one
+    size, inputs of its own (tools/bench_reference.py); a student's kernel is timed by the
+    judge's rounds instead (grader/judge.py)."""
+    rounds = Rounds(kernels, guard)
+    rounds.warmup(shape, cfg, nonce)
+    samples = {name: [] for name in kernels}
+    start = time.perf_counter()
+    rep = 0
+    while more_rounds(rep, cfg, time.perf_counter() - start, len(kernels)):
+        q, k, v = make_inputs(shape, input_seed(nonce, rep))
+        for name, ms in rounds.round(rep, q, k, v).items():
+            samples[name].append(ms)
         rep += 1
-    guard.restore()
+    rounds.guard.restore()
     return Timed(timings={name: summarize(ts) for name, ts in samples.items()}, reps=rep,
-                 method="cpu-perf_counter", canary_outputs=kept, state_changes=list(guard.changes))
+                 method="cpu-perf_counter", state_changes=list(rounds.guard.changes))
 
 
 def time_cpu(kernels: dict, shape: Shape, cfg: Config, seed: int) -> dict:
@@ -179,8 +204,11 @@ def time_cpu(kernels: dict, shape: Shape, cfg: Config, seed: int) -> dict:
 
 
 TIMING_DESCRIPTION = ("time.perf_counter around each call; kernels interleaved, their order rotated each "
-                      "round; a fresh input set every round (none seen before), with the judge's canary "
-                      "sets among them; median after warm-up")
+                      "round; every round paced by the judge, on a fresh input set it made and sent just "
+                      "then (none seen before, none known ahead); every timed output of the kernel sent "
+                      f"back the moment its call returned and {ROWS_PER_HEAD} random rows per head checked "
+                      "against float64; each round's times checked against the judge's own clock; median "
+                      "after warm-up")
 
 
 # ---- the judge's side: what the child reports is only data ------------------------------------

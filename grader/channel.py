@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import select
 import struct
 import time
 
 MAX_HEADER = 1 << 20          # one JSON object: 1 MiB is far more than any honest reply
+MAX_DEPTH = 32                # nesting of a JSON object: an honest reply nests 5 deep
 _LEN = struct.Struct("<I")
 
 
@@ -94,9 +96,14 @@ class Endpoint:
         (size,) = _LEN.unpack(raw)
         if size > MAX_HEADER:
             raise ChannelError(f"a message header of {size} bytes (at most {MAX_HEADER})")
+        raw = self._read_exact(size, deadline)
+        if _depth(raw) > MAX_DEPTH:
+            # json.loads recurses once per level: 50 000 levels raise RecursionError, and a
+            # few hundred would still sink whatever walks the object after it
+            raise ChannelError(f"a message nested more than {MAX_DEPTH} levels deep")
         try:
-            header = json.loads(self._read_exact(size, deadline))
-        except (UnicodeDecodeError, ValueError):
+            header = json.loads(raw)
+        except (UnicodeDecodeError, ValueError, RecursionError):
             raise ChannelError("a message that is not JSON") from None
         if not isinstance(header, dict):
             raise ChannelError("a message that is not a JSON object")
@@ -131,6 +138,36 @@ class Endpoint:
         poller.register(fd, select.POLLOUT if write else select.POLLIN)
         if not poller.poll(None if timeout is None else max(1, int(timeout * 1000))):
             raise ChannelTimeout("no answer before the deadline")
+
+
+_SPECIAL = re.compile(rb'[][{}"\\]')
+
+
+def _depth(raw: bytes) -> int:
+    """The deepest nesting of [ and { in a JSON text, strings skipped: one pass over the
+    special bytes alone, no recursion and no backtracking (it runs before the parser, on
+    bytes the child chose: a pattern that matched whole strings took minutes on a frame of
+    unterminated escapes)."""
+    depth = deepest = 0
+    in_string = False
+    skip = -1                                   # the byte after a backslash inside a string
+    for m in _SPECIAL.finditer(raw):
+        pos, c = m.start(), m.group()
+        if pos == skip:
+            continue
+        if in_string:
+            if c == b"\\":
+                skip = pos + 1
+            elif c == b'"':
+                in_string = False
+        elif c == b'"':
+            in_string = True
+        elif c in (b"[", b"{"):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif c in (b"]", b"}"):
+            depth -= 1
+    return deepest
 
 
 def check_fields(header: dict, spec: dict) -> dict:

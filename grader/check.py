@@ -163,6 +163,29 @@ def call_once(kernel, q, k, v, device: str = "cpu", poison=None) -> tuple[dict, 
 
 # ---- in the judge (grader/run.py): the verdict on one call -------------------------------
 
+def row_error(data: bytes | None, q, k, v, rng, rows_per_head: int) -> float | None:
+    """max |out - truth| over `rows_per_head` random rows of every (batch, head) of a timed
+    output (float32 bytes from the child), rows drawn by the judge's `rng` after the output
+    arrived; truth in float64 for those rows only (S·D work a row, not S²·D). None when the
+    bytes are not an output of q's shape; NaN when a checked value is not finite."""
+    B, H, S, D = q.shape
+    if data is None or len(data) != q.numel() * 4:
+        return None
+    out = torch.frombuffer(bytearray(data), dtype=torch.float32).reshape(B, H, S, D)
+    worst = 0.0
+    scale = 1.0 / math.sqrt(D)
+    for b in range(B):
+        for h in range(H):
+            rows = torch.tensor(rng.sample(range(S), min(rows_per_head, S)))
+            scores = (q[b, h, rows].double() @ k[b, h].double().T) * scale
+            want = torch.softmax(scores, dim=-1) @ v[b, h].double()
+            err = (out[b, h, rows].double() - want).abs().max()
+            if not bool(torch.isfinite(err)):
+                return float("nan")
+            worst = max(worst, float(err))
+    return worst
+
+
 def judge_call(reply: dict, data: bytes, q, k, v, expected: torch.Tensor, tolerance: float, name: str,
                hidden: bool = False, config: dict | None = None) -> tuple[CheckResult, str]:
     """The check result of one call from the child's reply and output bytes, judged

@@ -64,20 +64,29 @@ class Child:
             extra["GRADER_SHARED_CACHE"] = str(cache_root())
             prepare_workdir(workdir)
             tmp = Path("/tmp")
+            from .seccomp import denied_names, program_fd
+            seccomp_fd = program_fd()
             try:
                 cmd = bwrap_command(bwrap, cmd, workdir, self.limits, tuple(options.hide),
                                     tuple(options.ro_paths) + tuple(_dispatch_build_dirs()),
-                                    tuple(options.gpu_nodes))
+                                    tuple(options.gpu_nodes), seccomp_fd=seccomp_fd)
             except SandboxError as e:
                 raise GraderError(str(e)) from None
             self.isolation = {"sandbox": "bwrap", "bwrap": bwrap, "limits": self.limits.as_dict(),
-                              "network": "none", "uid": "unprivileged", "gpu_nodes": list(options.gpu_nodes)}
+                              "network": "none", "uid": "unprivileged", "gpu_nodes": list(options.gpu_nodes),
+                              "seccomp": (f"{len(denied_names())} system calls refused" if seccomp_fd is not None
+                                          else "none (no system-call table for this machine)")}
         env = child_env(extra, home, tmp)
         env["PYTHONPATH"] = str(REPO_ROOT)
-        self.proc = subprocess.Popen(cmd, cwd=workdir if options.sandbox else REPO_ROOT, env=env,
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                     start_new_session=True, preexec_fn=die_with_parent,
-                                     pass_fds=(p2c_r, c2p_w))
+        extra_fds = (seccomp_fd,) if options.sandbox and seccomp_fd is not None else ()
+        try:
+            self.proc = subprocess.Popen(cmd, cwd=workdir if options.sandbox else REPO_ROOT, env=env,
+                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                         start_new_session=True, preexec_fn=die_with_parent,
+                                         pass_fds=(p2c_r, c2p_w) + extra_fds)
+        finally:
+            for fd in extra_fds:
+                os.close(fd)
         os.close(p2c_r)
         os.close(c2p_w)
         self.chan = Endpoint(c2p_r, p2c_w, nonblocking=True)

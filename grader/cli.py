@@ -16,6 +16,7 @@ from pathlib import Path
 from . import config as config_mod
 from .config import REPO_ROOT, ConfigError
 from .result import EXIT_INTERNAL, EXIT_USAGE, write_json_atomic
+from .safetext import printable
 
 DEFAULT_SUBMISSION = REPO_ROOT / "student_template"      # the folder: attention.py, report.md, profiles/
 
@@ -24,7 +25,7 @@ def _progress(stage: str, detail: str, elapsed: float) -> None:
     from .run import STAGE_NAMES
     if stage == "done":
         return
-    print(f"  [{elapsed:6.1f} s] {STAGE_NAMES.get(stage, stage)}{': ' + detail if detail else ''}",
+    print(printable(f"  [{elapsed:6.1f} s] {STAGE_NAMES.get(stage, stage)}{': ' + detail if detail else ''}"),
           file=sys.stderr, flush=True)
 
 
@@ -44,7 +45,7 @@ def cmd_grade(args) -> int:
     print(f"grading {args.submission} ...", file=sys.stderr, flush=True)
     result = grade(args.submission, cfg, backend=args.backend, bench=not args.no_bench,
                    progress=None if args.quiet else _progress)
-    print(format_result(result), end="")
+    print(printable(format_result(result)), end="")
     _print_score_preview(result, args.config)
     if args.json:
         write_json_atomic(args.json, result.to_json())
@@ -64,7 +65,7 @@ def _print_score_preview(result, config_path) -> None:
     from .gradebook import preview
     from .summary import format_score_preview
     rubric, deadline = config_mod.load_rubric(config_path)
-    print(format_score_preview(preview(result.to_json(), rubric, deadline)), end="")
+    print(printable(format_score_preview(preview(result.to_json(), rubric, deadline))), end="")
 def _write_report(results: Path, pdf: Path, before: str | None, reread: bool) -> int:
     """Render the PDF; 0, or the exit code of the failure (its message printed)."""
     from .report import EXIT_REPORT, RenderError, ReportError, render
@@ -234,7 +235,7 @@ def cmd_batch(args) -> int:
                         render_pdf=not args.no_pdf, memory_gb=args.memory_limit)
     try:
         _check_overrides(Path(args.out), opts)      # a typo stops the batch now, not after an hour
-        summary = Batch(opts, log=lambda line: print(line, flush=True)).run()
+        summary = Batch(opts, log=lambda line: print(printable(line), flush=True)).run()
     except BatchError as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE

@@ -53,7 +53,7 @@ BYTE_EVENTS = (
 COLUMNS = ("format", "label", "kernel", "model", "B", "H", "S", "D", "threads", "reps", "median_ms", "min_ms",
            "iqr_ms", "max_err", "model_flops", "model_bytes", "counted_flops", "counted_bytes", "flops_counter",
            "bytes_counter", "counter_note", "cpu", "cores", "peak_flop_per_s", "dram_bytes_per_s",
-           "ceilings_source", "load_before", "load_after", "measured_at")
+           "ceilings_source", "load_before", "load_after", "measured_at", "source")
 
 
 class CpuProfileError(Exception):
@@ -229,7 +229,8 @@ def measure(sub, cfg: Config, label: str, model: str | None = None, counters: bo
                      "peak_flop_per_s": ceilings.peak_flop_per_s,
                      "dram_bytes_per_s": ceilings.bandwidth_bytes_per_s["DRAM"], "ceilings_source": ceilings.source,
                      "load_before": round(load_before, 2), "load_after": round(os.getloadavg()[0], 2),
-                     "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
+                     "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                     "source": sub.sources["cpp"].digest})       # whose kernel (grader/evidence.py)
     say(f"traffic model: {model} ({why})")
     folder = profiles_dir(Path(sub.path))
     folder.mkdir(parents=True, exist_ok=True)
@@ -290,7 +291,9 @@ def _record(row: dict) -> dict:
         raise ValueError("median_ms must be > 0")
     text = {k: row[k] for k in ("label", "kernel", "model", "flops_counter", "bytes_counter", "counter_note", "cpu",
                                 "ceilings_source", "measured_at")}
+    source = row.get("source") or ""
     rec = {"profiler": "cpu", "profile": row["label"], "nvtx": f"student_S{ints['S']}", **ints, **nums, **text,
+           "source": source if re.fullmatch(r"[0-9a-f]{12}", source) else "",
            "duration_us": nums["median_ms"] * 1e3, "tool_kernel": False}
     return {**rec, **placed(rec, rec["model"])}
 

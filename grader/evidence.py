@@ -42,3 +42,81 @@ def read_folder(folder: Path) -> tuple[tuple, tuple]:
         except NcuError as e:
             notes.append(str(e))
     return tuple(kernels), tuple(notes)
+
+
+# ---- provenance: whose kernels a profile is of -------------------------------------------
+
+_GLOBAL = re.compile(r"__global__\s+(?:(?:void|static|inline|__forceinline__|__noinline__|"
+                     r"__launch_bounds__\s*\((?:[^()]|\([^()]*\))*\))\s*)*(\w+)\s*\(")
+
+
+def kernel_names(cuda_src: str) -> set[str]:
+    """The names of the `__global__` functions a CUDA source defines."""
+    from .integrity import strip_comments
+    return set(_GLOBAL.findall(strip_comments(cuda_src)))
+
+
+def _short(kernel: str) -> str:
+    """An export's kernel name as its source spells it: `void ns::k<64>(const float *, ...)` -> `k`."""
+    k = re.sub(r"^\s*void\s+", "", kernel.replace("<unnamed>::", "").replace("(anonymous namespace)::", ""))
+    head = re.split(r"[(<]", k, maxsplit=1)[0].strip()
+    return head.split("::")[-1].strip()
+
+
+def reference_digests() -> dict[str, str]:
+    """digest -> file of every course reference kernel (reference/*.cu, *.cpp)."""
+    from .config import REPO_ROOT
+    from .parse import source_digest
+    return {source_digest(p.read_text()): p.name for p in sorted((REPO_ROOT / "reference").glob("*.c*"))
+            if p.suffix in (".cu", ".cpp")}
+
+
+def reference_kernel_names() -> set[str]:
+    from .config import REPO_ROOT
+    return {n for p in (REPO_ROOT / "reference").glob("*.cu") for n in kernel_names(p.read_text())}
+
+
+def provenance(sources: dict, profiles: list[dict]) -> tuple[set[str], list[str]]:
+    """(labels that earn nothing, one sentence for each problem) of a submission's profiles
+    (results JSON `profiles`, `sources`). A `make profile` export records, around each
+    kernel's range, the digest of the source it was built from:
+    - a label whose profiled kernel ("student") is a course reference's (its digest is one) is
+      borrowed: it earns nothing;
+    - when no label profiles this submission's kernels (its digest is not the submission's and
+      its kernels are not functions the submission defines: an older export, or exports made
+      by hand, hold no digest), none earns anything: the exports are of someone else's code.
+    An older version of the student's own kernel (a `before`) keeps its points once some label
+    is this submission's."""
+    from .parse import source_digest
+    if not any(isinstance(t, str) for t in sources.values()):
+        return set(), []                   # a document without its sources: nothing to hold them to
+    digests = {source_digest(t) for t in sources.values() if isinstance(t, str)}
+    names = kernel_names(sources.get("cuda") or "")
+    refs = reference_digests()
+    by_label: dict = {}
+    for rec in profiles:
+        if rec.get("cache") == "warm" or not str(rec.get("nvtx", "")).startswith("student_S"):
+            continue
+        if rec.get("tool_kernel"):
+            continue
+        by_label.setdefault(rec.get("profile", ""), []).append(rec)
+    bad, problems = set(), []
+    mine = set()
+    for label, recs in by_label.items():
+        srcs = {r.get("source") or "" for r in recs}
+        borrowed = sorted(refs[s] for s in srcs if s in refs)
+        if borrowed:
+            bad.add(label)
+            problems.append(f"profile '{label}' is of the course's {', '.join(borrowed)}, not of your kernel "
+                            "(its exports record that source): it earns nothing")
+            continue
+        if srcs & digests or (recs[0].get("profiler") != "cpu" and not srcs - {""}
+                              and all(_short(r.get("kernel", "")) in names for r in recs)):
+            mine.add(label)
+    ncu_labels = {label for label, recs in by_label.items() if label not in bad}
+    if ncu_labels and not mine:
+        bad |= ncu_labels
+        problems.append(f"no profile in profiles/ is of this submission's kernels ({', '.join(sorted(ncu_labels))}: "
+                        "their exports name another source, or kernels this submission does not define): "
+                        "profile them with make profile")
+    return bad, problems

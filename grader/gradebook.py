@@ -120,11 +120,17 @@ def score_items(doc: dict, rubric: Rubric, hidden_count: int | None = None) -> l
             out = "withheld: integrity flags need review"
         items.append(Item("performance vs SDPA", pts, best, out, key="performance"))
     # a warm-cache export (make profile records one beside each cold one) is not a label of its own
-    labels = sorted({k.get("profile", "") for k in doc.get("profiles", []) if k.get("cache") != "warm"})
+    # ... and only exports of this submission's kernels (grader/evidence.py: provenance)
+    from .evidence import provenance
+    bad, _ = provenance(doc.get("sources") or {}, list(doc.get("profiles") or []))
+    read = sorted({k.get("profile", "") for k in doc.get("profiles", []) if k.get("cache") != "warm"})
+    labels = [label for label in read if label not in bad]
     if rubric.profile_points:
+        out = f"profiles read: {', '.join(labels)}" if labels else "no readable profiler export in profiles/"
+        if bad:
+            out += f"; not of this submission's kernels, so not counted: {', '.join(sorted(bad))} (see flags)"
         items.append(Item("profiler evidence", rubric.profile_points if labels else 0, rubric.profile_points,
-                          f"profiles read: {', '.join(labels)}" if labels else "no readable profiler export in profiles/",
-                          key="profile"))
+                          out, key="profile"))
     if rubric.before_after_points:
         items.append(Item("profiler evidence: before and after", rubric.before_after_points if len(labels) >= 2 else 0,
                           rubric.before_after_points, f"{len(labels)} labelled profile(s)", key="before_after"))
@@ -234,13 +240,16 @@ def cell(value) -> object:
     """A value as a spreadsheet cell that cannot run: text starting with = + - @ or a
     control character (tab, CR, ...) gets a leading ' (OWASP's rule for CSV injection);
     numbers, including negative ones, stay numbers. A bare CR becomes a newline (the csv
-    module quotes fields holding the line terminator, "\n", but not a lone "\r")."""
+    module quotes fields holding the line terminator, "\n", but not a lone "\r"); every
+    other control character, anywhere in the text, is shown as its escape (`safetext`:
+    an OSC 52 from a crash tail would write the clipboard of whoever `cat`s the file)."""
+    from .safetext import printable
     if value is None:
         return ""
     if not isinstance(value, str) or _NUMBER.fullmatch(value):
         return value
     value = ("'" + value if _FORMULA_START.match(value) else value).replace("\r\n", "\n").replace("\r", "\n")
-    return value
+    return printable(value)
 
 
 def to_csv(rows: list[dict], cols: list[str]) -> str:

@@ -90,7 +90,10 @@ _CODE_RULES = [
     ("timing_calls", WARNING, r"\b(?:cudaEvent\w+|clock|clock64|globaltimer|gettimeofday|"
      r"clock_gettime|__nanosleep|usleep|nanosleep|sleep_for)\b\s*\(|\bstd\s*::\s*chrono\b",
      "reads clocks or sleeps"),
-    ("static_tensor", WARNING, r"\bstatic\s+(?:const\s+)?(?:torch|at)\s*::\s*Tensor\b",
+    # a static tensor, or a static container of them (std::map<key, torch::Tensor>); not a static
+    # function that returns one (`static torch::Tensor f(...)`)
+    ("static_tensor", WARNING, r"\bstatic\s+(?:const\s+)?(?:std\s*::\s*\w+\s*<[^;{()]*?)?(?:torch|at)\s*::\s*"
+     r"Tensor\b(?!\s*&?\s*\w+\s*\()",
      "keeps a tensor between calls (cached answers?)"),
     ("device_sync", WARNING, r"\bcudaDeviceSetLimit\b|\bcudaDeviceReset\b|\bcudaSetDevice\b",
      "changes device state"),
@@ -277,6 +280,38 @@ def state_flags(changes: list) -> list[Flag]:
     if threads:
         flags.append(Flag("thread_count", WARNING, "torch's thread count changed while the kernel ran (put back "
                           f"before every SDPA measurement): {'; '.join(map(str, threads))[:200]}"))
+    return flags
+
+
+CPU_FLOOR_MARGIN = 2.0    # the CPU's peak is measured (a busy machine measures less): room for that
+
+
+def floor_ms(flops: int, device: str, system: dict, ceilings: dict | None, precision=None) -> float | None:
+    """The physical floor of one call (ms): the shape's FLOPs at the fastest peak the
+    assignment allows on this device (the GPU's tensor-core peak of the fastest allowed
+    precision, at its maximum clock; the CPU's measured FMA peak, with CPU_FLOOR_MARGIN of
+    room). No honest call is faster; None when the device's peak is unknown."""
+    if device == "cpu":
+        peak = (ceilings or {}).get("peak_flop_per_s")
+        return flops / (peak * CPU_FLOOR_MARGIN) * 1e3 if peak else None
+    from .config import load_precision
+    policy = precision or load_precision()
+    peak = precision_peaks(system).get(policy.fastest)
+    return flops / peak * 1e3 if peak else None
+
+
+def floor_flags(bench: list) -> list[Flag]:
+    """A review flag for every size where a figure of the kernel (its median, its fastest
+    call) is below the physical floor (`floor_ms`): a time no kernel can take was reported
+    or measured, and that size scores nothing (grader/perf_tier.py). Not strict: a kernel
+    that returns garbage fast is below it too, and its verdict must stay wrong_answer."""
+    from .perf_tier import below_floor
+    flags = []
+    for row in bench:
+        low = below_floor(row)
+        if low:
+            flags.append(Flag("below_physical_floor", REVIEW, f"S={row['S']}: {low}, below the physical floor "
+                              f"of {row['floor_ms'] * 1e3:.1f} µs (its FLOPs at the fastest allowed peak)"))
     return flags
 
 

@@ -25,6 +25,7 @@ import os
 import random
 import secrets
 import shutil
+import statistics
 import tempfile
 import threading
 import time
@@ -159,7 +160,11 @@ class Judge:
             self.child.close()
             self.output_public += self.child.output.text(0)
             self.output_private += self.child.output.text(1)
-            self.output_bytes += self.child.output.total
+            # what the student sees counts the public phase's bytes alone: a kernel printing
+            # S bytes on a hidden config would otherwise spell S in isolation.output_bytes
+            self.output_bytes += self.child.output.counted(0)
+            self.private["output_bytes_hidden"] = self.private.get("output_bytes_hidden", 0) + \
+                self.child.output.counted(1)
             self.child = None
 
     # -- phase 1: compile ----------------------------------------------------------------
@@ -377,12 +382,35 @@ class Judge:
             except ChildFailed:
                 return        # the hidden configs did not run
         self.child.output.private()
+        public_audit = dict(self.state.get("audit") or {})
         try:
             self._checks(self.cfg.hidden_configs, hidden=True)
         except ChildFailed as failed:
             self.finish(failed.verdict, "a hidden config: the kernel "
                         + ("took longer than the time limit" if failed.verdict == "timeout"
                            else "crashed or broke a limit (details are withheld on hidden configs)"))
+        finally:
+            self._withhold_hidden_audit(public_audit)
+
+    def _withhold_hidden_audit(self, public_audit: dict) -> None:
+        """The operation audit's counts of the hidden calls are the instructor's: a kernel that
+        dispatched S operations on a hidden config would print the hidden S in the student's
+        flags. The student's results keep the audit of the public calls; what the hidden calls
+        added goes to the private part, and only a strict finding (attention's own compute
+        dispatched) reaches the verdict, as one flag without names or counts."""
+        from .integrity import STRICT_OPS
+        hidden = self.state.get("audit") if isinstance(self.state.get("audit"), dict) else {}
+        before = public_audit.get("flagged") if isinstance(public_audit.get("flagged"), dict) else {}
+        after = hidden.get("flagged") if isinstance(hidden.get("flagged"), dict) else {}
+        added = {str(op)[:200]: n - before.get(op, 0) for op, n in list(after.items())[:200]
+                 if isinstance(n, int) and n > before.get(op, 0)}
+        self.state["audit"] = public_audit
+        if added:
+            self.private["audit_hidden"] = added
+        if any(STRICT_OPS.match(op) for op in added):
+            self.state["judge_flags"].append({"code": "dispatched_compute", "tier": "strict", "detail": (
+                "on a hidden config the kernel dispatched PyTorch compute operations (which ones, and how "
+                "often, are withheld with the hidden configs)")})
 
     def _bench(self) -> None:
         """Every benchmark size: fresh inputs for every timed call (the child's), a few
@@ -405,24 +433,33 @@ class Judge:
             for attempt in range(1 + MAX_RERUNS):
                 self.stage("bench", str(shape) + (f" (again: the machine was busy or the timings spread, "
                                                   f"{attempt}/{MAX_RERUNS})" if attempt else ""))
-                run = self._bench_size(shape, kernels, rng)
+                run = (self._bench_size_cpu if self.device == "cpu" else self._bench_size)(shape, kernels, rng)
                 if run is None:
                     return                      # the kernel raised: the verdict is set
                 runs.append(run)
                 if not run["quality"]["noisy"]:
                     break
             best = min(runs, key=lambda r: (r["quality"]["noisy"], r["quality"]["score"]))
-            errs = [r["recheck"] for r in runs]
-            recheck = None if any(e is None for e in errs) else max(errs)
+            recheck = _worst([r["recheck"] for r in runs])
             rows.append({**best["row"], "recheck_max_err": recheck})
+            # the judge's clock against the kept run's figures: strict on a machine other processes
+            # left alone; on one still busy after the re-runs, for a person to review
+            for flag in best.get("clock_flags", []):
+                self.state["judge_flags"].append({**flag, "tier": "review"} if best.get("busy") else flag)
             timing.setdefault("method_by_S", {})[shape.S] = best["method"]
             timing.setdefault("reps_by_S", {})[shape.S] = best["reps"]
+            if best.get("checked_calls") is not None:
+                timing.setdefault("checked_calls_by_S", {})[shape.S] = best["checked_calls"]
             if best.get("sdpa_backend"):
                 timing.setdefault("sdpa_backend_by_S", {})[shape.S] = best["sdpa_backend"]
             per_size.append({**best["quality"], "runs": len(runs)})
         self.state["bench"] = rows
-        self.state["timing"] = {**_timing_description(self.device, self.cfg, self.threads), **timing,
-                                "canaries_per_size": RECHECK_SAMPLES}
+        self.state["timing"] = {**_timing_description(self.device, self.cfg, self.threads), **timing}
+        if self.device == "cpu":
+            from .bench import ROWS_PER_HEAD
+            self.state["timing"]["checked"] = f"every timed call of the kernel, {ROWS_PER_HEAD} random rows per head"
+        else:
+            self.state["timing"]["canaries_per_size"] = RECHECK_SAMPLES
         self.state["bench_quality"] = summarize(per_size, self.cfg, self.device)
         if self.device == "cpu":
             self.stage("roofline", "measuring this CPU's FMA peak and memory bandwidth")
@@ -431,6 +468,10 @@ class Judge:
                 self.state["ceilings"] = asdict(measure_cpu_ceilings(self.threads))
             except Exception as exc:  # noqa: BLE001 - the report then goes without a CPU roofline
                 self.state["ceilings_note"] = f"{type(exc).__name__}: {exc}"[:300]
+        from .integrity import floor_ms
+        for row in rows:
+            row["floor_ms"] = floor_ms(row["flops"], self.device, self.state.get("system", {}),
+                                       self.state.get("ceilings"))
         for row in rows:
             err = row["recheck_max_err"]
             if err is None or not err < self.cfg.tolerance:
@@ -503,10 +544,96 @@ class Judge:
                 "sdpa_backend": str(extra.get("sdpa_backend", ""))[:40],
                 "quality": meter.quality(shape, timings, self.cfg)}
 
+    def _bench_size_cpu(self, shape: Shape, kernels: list, rng) -> dict | None:
+        """One timing of every kernel at one size on the CPU, paced and checked by the judge
+        (grader/bench.py's module doc): each round on inputs made here and sent just then,
+        its times held to the judge's clock, the kernel's output of every round checked on
+        random rows; then rounds of the kernel alone on the judge's clock, and SDPA in this
+        process. None when the kernel raised (the verdict is set)."""
+        from .bench import ROWS_PER_HEAD, ImplausibleTimings, make_row, more_rounds, summarize
+        from .check import make_inputs, row_error
+        from .quality import Meter
+        child = self.child
+        names = ["student"] + list(kernels)
+        size = shape.B * shape.H * shape.S * shape.D * 4
+        deadline = time.monotonic() + self.cfg.timeout_bench
+        meter = Meter(child, self.device, None)
+
+        def ask(header: dict, payload=None, max_payload: int = 0) -> tuple[dict, bytes, float] | None:
+            t0 = time.monotonic()
+            reply, data = child.request(header, payload, timeout=max(1.0, deadline - t0), max_payload=max_payload)
+            wall_ms = (time.monotonic() - t0) * 1e3
+            reply = self._expect(reply)
+            if isinstance(reply.get("audit"), dict):
+                self.state["audit"] = reply["audit"]
+            if "raised" in reply:
+                raised = reply["raised"] if isinstance(reply["raised"], dict) else {}
+                kind = raised.get("kind") if raised.get("kind") in ("not_implemented", "runtime_error") else "runtime_error"
+                self.finish(kind, f"attention raised during the benchmark ({shape}): "
+                            f"{str(raised.get('message', ''))[:500]}")
+                return None
+            return reply, data, wall_ms
+
+        def inputs() -> tuple[tuple, bytes]:
+            qkv = make_inputs(shape, rng.getrandbits(62))
+            return qkv, b"".join(t.numpy().tobytes() for t in qkv)
+
+        if ask({"op": "bench_begin", "shape": shape.as_dict(), "nonce": rng.getrandbits(62),
+                "kernels": kernels}) is None:
+            return None
+        samples: dict = {n: [] for n in names}
+        errs: list = []
+        unaccounted: list = []          # each round's time on the judge's clock that no call reported
+        start = time.monotonic()
+        r = 0
+        try:
+            while more_rounds(r, self.cfg, time.monotonic() - start, len(names)):
+                (q, k, v), payload = inputs()
+                got = ask({"op": "bench_round", "round": r}, payload, max_payload=size)
+                if got is None:
+                    return None
+                reply, data, wall_ms = got
+                got = round_samples(reply.get("samples"), names, wall_ms, r)
+                for name, ms in got.items():
+                    samples[name].append(ms)
+                unaccounted.append(wall_ms - sum(got.values()))
+                errs.append(row_error(data if reply.get("returned") is True else None, q, k, v, rng, ROWS_PER_HEAD))
+                r += 1
+        except ImplausibleTimings as e:
+            raise ChildFailed("runtime_error", str(e)) from None
+        meter.wall()
+        got = ask({"op": "bench_end"})
+        if got is None:
+            return None
+        reply = got[0]
+        self.state.setdefault("state_changes", [])
+        for change in (reply.get("state_changes") or [])[:20]:
+            if isinstance(change, str) and change[:200] not in self.state["state_changes"]:
+                self.state["state_changes"].append(change[:200])
+        timings = {n: summarize(v) for n, v in samples.items()}
+        row = asdict(make_row(shape, timings, None))
+        harness_ms = _harness_here(shape, len(names))
+        sdpa_ms = _sdpa_here(shape, self.threads, rng)
+        clock = {"unaccounted_ms": round(statistics.median(unaccounted), 4), "harness_ms": round(harness_ms, 4),
+                 "sdpa_ms": round(sdpa_ms, 4)}
+        quality = meter.quality(shape, timings, self.cfg)
+        # the cap and the flags hold on a machine other processes left alone (a busy one slows
+        # the judge's own SDPA and the kernel's process alike, unevenly); not the spread, which
+        # the kernel itself can widen
+        busy = _busy(quality)
+        row = {**row, "judge_clock": clock} if busy else cap_baseline({**row, "judge_clock": clock})
+        return {"row": row, "clock_flags": clock_flags(shape, timings, clock), "busy": busy, "recheck": _worst(errs), "method": "cpu-perf_counter", "reps": r, "sdpa_backend": "",
+                "checked_calls": len(errs), "quality": quality}
+
     # -- the result --------------------------------------------------------------------------
     def result(self) -> GradeResult:
         self.close_child()
         self.stage("done")
+        # the hidden phase's time is the instructor's too (a kernel can sleep S ms on a
+        # hidden config): the student's stage times stop where the hidden configs begin
+        hidden_s = self.state["stage_seconds"].pop("hidden", None)
+        if hidden_s is not None:
+            self.private["stage_seconds_hidden"] = hidden_s
         shutil.rmtree(self.libdir, ignore_errors=True)
         if self._temp and not self.keep_workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)
@@ -514,6 +641,170 @@ class Judge:
         verdict, message = self.verdict or "runtime_error", self.message or "the grade did not finish"
         from .run import _result
         return _result(self.sub, self.cfg, self.backend, self.reason, verdict, message, self.state, isolation)
+
+
+# The judge's clock against the timed process's figures (`clock_flags`). Measured on the 2-core
+# CPU machine with the references (quiet): a round's unaccounted time was 1.0-2.2x the harness's
+# own work done here (1.2-1.5 ms vs 0.57 ms at S = 128; 9.2-12.5 vs 9.2-11 ms at S = 1024), hence
+# a review flag above UNACCOUNTED_RATIO x that + UNACCOUNTED_SLACK_MS and a strict one above
+# UNACCOUNTED_STRICT x that + UNACCOUNTED_STRICT_SLACK_MS (OpenMP threads of another kernel
+# still spinning can cost the harness a scheduler tick, ~4 ms, between two calls; a kernel
+# 180x slower reporting SDPA's time leaves tens to hundreds of ms a call); SDPA beside an honest OpenMP kernel ran
+# 1.0-1.7x its time in the judge's process (fused_opt.cpp at S = 1024: 23.0 vs 13.4 ms, once),
+# and up to 18x beside the OpenMP references of a student's own grade (S = 200: 3.1 vs 0.17 ms:
+# their threads still spinning take a core for a scheduler tick): so the slowdown is taken
+# against at most SDPA_CAP x the judge's SDPA, which makes any slowing of the baseline, honest
+# or not, worth nothing, and a slowed baseline is a review flag above SLOWED_REVIEW, never strict.
+UNACCOUNTED_RATIO, UNACCOUNTED_STRICT = 1.5, 3.0
+UNACCOUNTED_SLACK_MS, UNACCOUNTED_STRICT_SLACK_MS = 1.5, 20.0
+SLOWED_REVIEW = 1.6
+SDPA_CAP = 1.25
+CLOCK_SLACK_MS = 0.05
+
+
+def _harness_here(shape: Shape, kernels: int, reps: int = 5) -> float:
+    """Median time (ms) of the harness's own work of one round, done here: the inputs through
+    a pipe and back into tensors, the kernel's three input copies, its output's bytes through
+    a pipe, and each kernel's timer. What a round costs beyond its calls, at the least."""
+    import threading
+
+    import torch
+    n = shape.B * shape.H * shape.S * shape.D
+    payload = bytes(12 * n)
+    times = []
+    for _ in range(reps):
+        r, w = os.pipe()
+        t0 = time.perf_counter()
+        got = bytearray()
+
+        def drain() -> None:
+            while len(got) < 16 * n:
+                chunk = os.read(r, 1 << 20)
+                if not chunk:
+                    return
+                got.extend(chunk)
+        sink = threading.Thread(target=drain, daemon=True)
+        sink.start()
+        os.write(w, payload)
+        flat = torch.frombuffer(bytearray(payload), dtype=torch.float32)
+        q, k, v = (flat[i * n:(i + 1) * n].reshape(shape.B, shape.H, shape.S, shape.D) for i in range(3))
+        args = (q.clone(), k.clone(), v.clone())
+        os.write(w, torch.zeros_like(args[0]).contiguous().numpy().tobytes())
+        for _ in range(kernels):
+            time.perf_counter()
+        sink.join()
+        times.append((time.perf_counter() - t0) * 1e3)
+        os.close(r)
+        os.close(w)
+    return statistics.median(times)
+
+
+def clock_flags(shape: Shape, timings: dict, clock: dict) -> list[dict]:
+    """Strict flags when the timed process's figures disagree with the judge's own clock:
+    its rounds took much longer than the calls it reported and the harness's own work can
+    explain (time taken out of the kernel's reported calls), or SDPA ran much slower in the
+    kernel's process than in the judge's (its baseline slowed, however it was done)."""
+    base, sdpa_ms = timings["sdpa"].median_ms, clock["sdpa_ms"]
+    lost, harness = clock["unaccounted_ms"], clock["harness_ms"]
+    flags = []
+    if lost > UNACCOUNTED_RATIO * harness + UNACCOUNTED_SLACK_MS:
+        strict = lost > UNACCOUNTED_STRICT * harness + UNACCOUNTED_STRICT_SLACK_MS
+        flags.append({"code": "forged_timings", "tier": "strict" if strict else "review", "detail": (
+            f"S={shape.S}: a round took {lost:.3f} ms more on the judge's clock than the calls your process "
+            f"reported, and the harness's own work takes {harness:.3f} ms: time left out of the reported calls "
+            "(timings rewritten in the timed process, or work left running between calls)")})
+    if base > SLOWED_REVIEW * sdpa_ms + CLOCK_SLACK_MS:
+        flags.append({"code": "baseline_slowed", "tier": "review", "detail": (
+            f"S={shape.S}: SDPA took {base:.3f} ms a call beside your kernel but {sdpa_ms:.3f} ms in the "
+            f"judge's own process ({base / max(sdpa_ms, 1e-9):.1f}x): something in your kernel's process slowed "
+            "the baseline (its allocator, OpenMP's settings, threads left running, ...); the slowdown is "
+            f"computed against at most {SDPA_CAP:g}x the judge's SDPA")})
+    return flags
+
+
+def cap_baseline(row: dict) -> dict:
+    """The row with its slowdown held to the judge's clock (CPU; on a machine other processes
+    left alone):
+    - SDPA's time capped at SDPA_CAP x the judge's own measurement: a baseline slowed in the
+      kernel's process (by an attack, or by an honest kernel's OpenMP threads still spinning
+      while SDPA runs: up to 1.7x measured beside reference/fused_opt.cpp on the 2-core
+      machine) cannot flatter the kernel;
+    - the time a round took beyond its reported calls and the review line (UNACCOUNTED_RATIO x
+      the harness's cost + UNACCOUNTED_SLACK_MS) charged to the kernel's calls: time moved out
+      of its reported calls, by whatever rewrote the timer, buys at most that line."""
+    clock = row.get("judge_clock") or {}
+    base, mine, clean = row.get("sdpa_ms"), row.get("student_ms"), clock.get("sdpa_ms")
+    if not (base and mine):
+        return row
+    denominator = min(base, SDPA_CAP * clean) if clean else base
+    charged = max(0.0, (clock.get("unaccounted_ms") or 0.0)
+                  - (UNACCOUNTED_RATIO * (clock.get("harness_ms") or 0.0) + UNACCOUNTED_SLACK_MS))
+    if denominator == base and not charged:
+        return row
+    clock = dict(clock)
+    if denominator != base:
+        clock["sdpa_capped_ms"] = denominator
+    if charged:
+        clock["charged_ms"] = round(charged, 4)
+    return {**row, "slowdown": (mine + charged) / denominator, "judge_clock": clock}
+
+
+def _busy(quality: dict) -> bool:
+    """Other processes used the machine while timing (the judge's measure, not the spread)."""
+    from .quality import BUSY_CORES
+    return (quality.get("other_cores_busy") or 0) > BUSY_CORES or bool(quality.get("other_gpu_processes"))
+
+
+def _worst(errs: list) -> float | None:
+    """The largest error; None if a call gave no usable output, NaN if one was not finite."""
+    if any(e is None for e in errs):
+        return None
+    if any(e != e for e in errs):
+        return float("nan")
+    return max(errs, default=0.0)
+
+
+def round_samples(d, names: list, wall_ms: float, r: int) -> dict:
+    """{name: ms} of one round from the child's reply, held to the judge's clock: every
+    kernel asked for, finite and non-negative, and together no more than the round's
+    wall time on the judge's clock (the child's perf_counter and the judge's monotonic
+    clock are the same clock)."""
+    from .bench import ImplausibleTimings
+    if not isinstance(d, dict) or set(d) != set(names):
+        raise ImplausibleTimings(f"the benchmark's round {r} did not time every kernel")
+    out = {}
+    for name in names:
+        ms = d[name]
+        if not isinstance(ms, (int, float)) or isinstance(ms, bool) or not 0 <= ms < 1e9:
+            raise ImplausibleTimings(f"the benchmark's round {r} reported {str(ms)[:40]} ms for {name}")
+        out[name] = float(ms)
+    total = sum(out.values())
+    if total > wall_ms + 0.05:
+        raise ImplausibleTimings(f"the benchmark's times are not plausible: round {r}'s calls add up to "
+                                 f"{total:.3f} ms, more than the {wall_ms:.3f} ms the round took on the judge's clock")
+    return out
+
+
+def _sdpa_here(shape: Shape, threads: int, rng, reps: int = 5) -> float:
+    """Median time (ms) of SDPA in the judge's own process, with the grade's thread count,
+    on fresh inputs (the child is idle meanwhile): the baseline no kernel can touch."""
+    import torch
+    import torch.nn.functional as F
+
+    from .check import make_inputs
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        q, k, v = make_inputs(shape, rng.getrandbits(62))
+        F.scaled_dot_product_attention(q, k, v)
+        times = []
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            F.scaled_dot_product_attention(q, k, v)
+            times.append((time.perf_counter() - t0) * 1e3)
+    finally:
+        torch.set_num_threads(before)
+    return statistics.median(times)
 
 
 def _import_torch() -> None:

@@ -18,8 +18,10 @@ bytes), demangles the names with `c++filt`, and sorts each symbol:
 """
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import signal
 import struct
 import subprocess
 import tempfile
@@ -126,13 +128,22 @@ def object_symbols(data: bytes) -> tuple[set[str], set[str]]:
 
 
 def demangle(names: list[str]) -> dict[str, str]:
-    """mangled -> demangled (c++filt; names unchanged where it is missing)."""
+    """mangled -> demangled (c++filt; names unchanged where it is missing). A c++filt that
+    fails, runs past its limit or answers with another number of lines raises ElfError: a
+    crafted name that crashes the demangler must not leave every name mangled, matching no
+    rule (the audit fails closed)."""
     tool = shutil.which("c++filt")
     if not tool or not names:
         return {n: n for n in names}
-    proc = subprocess.run([tool], input="\n".join(names) + "\n", capture_output=True, text=True, timeout=60)
+    try:
+        proc = subprocess.run([tool], input="\n".join(names) + "\n", capture_output=True, text=True, timeout=60,
+                              errors="replace")
+    except subprocess.TimeoutExpired:
+        raise ElfError("c++filt did not finish demangling its symbol names in 60 s") from None
     out = proc.stdout.splitlines()
-    return dict(zip(names, out)) if proc.returncode == 0 and len(out) == len(names) else {n: n for n in names}
+    if proc.returncode != 0 or len(out) != len(names):
+        raise ElfError(f"c++filt failed on its symbol names (exit {proc.returncode}, {len(out)} of {len(names)} names)")
+    return dict(zip(names, out))
 
 
 # ---- the rules: (code, tier, regex on the demangled name, what it means) ------------------
@@ -158,6 +169,15 @@ RULES = [
     ("aten_compute", STRICT, r"^at::(native|cpu|cuda::native|meta|compositeexplicitautograd|"
      r"compositeimplicitautograd|redispatch)::|^at::_ops::\w+::redispatch",
      "calls ATen's compute kernels directly"),
+    ("dispatcher", STRICT, r"^c10::(Dispatcher|OperatorHandle|TypedOperatorHandle|impl::OperatorEntry|"
+     r"BoxedKernel|KernelFunction|OperatorName)::|^c10::impl::(tls_set_dispatch_key_\w+|"
+     r"_force_tls_local_dispatch_key_set|tls_local_dispatch_key_set|ExcludeDispatchKeyGuard|"
+     r"IncludeDispatchKeyGuard|TorchDispatchModeTLS|PythonDispatcherTLS|PythonTorchFunctionTLS)\b|"
+     r"^c10::(SetCPUAllocator|SetAllocator|SetCPUCachingAllocator)\b|^at::(RecordFunction|"
+     r"addGlobalCallback|addThreadLocalCallback|removeCallback|clearCallbacks|clearGlobalCallbacks|"
+     r"clearThreadLocalCallbacks|enableRecordFunction)\b",
+     "reaches torch's operator dispatcher, its dispatch keys, its allocators or its op observers itself "
+     "(an operator called by name, unseen by the operation audit)"),
     ("global_settings", STRICT, rf"^({_SETTERS})\b",
      "changes torch's global settings (threads, SDP backends, TF32: SDPA's speed depends on them)"),
     ("file_access", STRICT, r"^(open|open64|openat|openat64|creat|creat64|fopen|fopen64|freopen|freopen64|"
@@ -186,7 +206,9 @@ RULES = [
     ("network", STRICT, r"^(socket|socketpair|connect|bind|listen|accept|accept4|sendto|recvfrom|sendmsg|"
      r"recvmsg|send|recv|getaddrinfo|gethostbyname\w*|getsockopt|setsockopt|inet_\w+)$",
      "opens network connections"),
-    ("own_threads", WARNING, r"^(pthread_create|thrd_create)$|^std::thread::_M_start_thread",
+    ("own_threads", WARNING, r"^(pthread_create|thrd_create)$|^std::thread::_M_start_thread|"
+     r"^at::(launch|intraop_launch|intraop_launch_future|launch_no_thread_state)$|^c10::(TaskThreadPool|"
+     r"ThreadPool|TaskThreadPoolBase)::",
      "starts its own threads (left running, they would slow what is timed next)"),
     ("thread_settings", WARNING, r"^(omp_set_num_threads|omp_set_dynamic|omp_set_nested|"
      r"omp_set_max_active_levels|kmp_set_\w+|sched_setaffinity|pthread_setaffinity_np|setpriority|nice)$",
@@ -270,24 +292,69 @@ def classify(name: str) -> tuple[str, str, str] | None:
 
 # ---- machine code: raw system calls -------------------------------------------------------
 
-_RAW_SYSCALL = re.compile(r"\t(syscall|sysenter|int\s+\$0x80)\b")
+# a syscall instruction whatever prefixes objdump prints before it (`rex.W syscall`, `ds
+# syscall`, `data16 syscall`: each still makes the call)
+_RAW_SYSCALL = re.compile(r"\t(?:[a-z][\w.]*\s+)*?(syscall|sysenter|int\s+\$0x80)\b")
+DISASSEMBLY_TIMEOUT_S = 120
+MAX_CODE_BYTES = 64 << 20      # a kernel's library has well under 10 MiB of code
+
+
+class AuditIncomplete(Exception):
+    """The machine-code audit could not finish (the message says why): never 'clean'."""
 
 
 def raw_syscalls(data: bytes) -> int:
     """Number of syscall/sysenter/int 0x80 instructions in the library's code (objdump);
-    0 where objdump is missing."""
+    0 where objdump is missing. objdump's output is streamed and counted line by line (a
+    library of 400 MB of NOPs made a buffered run hold 4.6 GB); code over MAX_CODE_BYTES,
+    a disassembly past its time limit or a failed objdump raise AuditIncomplete: an audit
+    that did not finish fails closed. (A syscall hidden inside another instruction's
+    immediate is not seen by any linear disassembly: the sandbox's seccomp filter refuses
+    the calls a kernel has no business making, whatever instruction issues them.)"""
+    import threading
     tool = shutil.which("objdump")
     if not tool:
         return 0
+    code = _code_bytes(data)
+    if code > MAX_CODE_BYTES:
+        raise AuditIncomplete(f"{code >> 20} MiB of executable code (at most {MAX_CODE_BYTES >> 20} MiB "
+                              "are disassembled)")
     with tempfile.NamedTemporaryFile(suffix=".so") as f:
         f.write(data)
         f.flush()
+        proc = subprocess.Popen([tool, "-d", "--no-show-raw-insn", f.name], stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True, errors="replace",
+                                start_new_session=True)
+
+        def stop() -> None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        timer = threading.Timer(DISASSEMBLY_TIMEOUT_S, stop)
+        timer.start()
+        n = 0
         try:
-            proc = subprocess.run([tool, "-d", "--no-show-raw-insn", f.name], capture_output=True, text=True,
-                                  timeout=120)
-        except subprocess.TimeoutExpired:
-            return 0
-    return len(_RAW_SYSCALL.findall(proc.stdout))
+            for line in proc.stdout:
+                if "sys" in line or "int" in line:
+                    n += bool(_RAW_SYSCALL.search(line))
+        finally:
+            timer.cancel()
+            proc.stdout.close()
+            rc = proc.wait()
+    if rc != 0:
+        raise AuditIncomplete(f"objdump {'ran past ' + str(DISASSEMBLY_TIMEOUT_S) + ' s' if rc == -9 else f'failed (exit {rc})'}")
+    return n
+
+
+def _code_bytes(data: bytes) -> int:
+    """Total size of the executable sections (SHF_EXECINSTR) of an ELF file; 0 when its
+    section table cannot be read (the symbol audit has said so already)."""
+    try:
+        # Elf64_Shdr: name, type, flags, addr, offset, size, ...; SHT_NOBITS (8) holds no bytes
+        return sum(sh[5] for sh in _sections(data, 3) if sh[2] & 0x4 and sh[1] != 8)
+    except (ElfError, struct.error):
+        return 0
 
 
 # ---- what the toolchain and torch's headers bring ------------------------------------------
@@ -425,7 +492,10 @@ def baseline_objects(kind: str, cfg, tier: str = "full") -> frozenset:
 
 def _symbol_flags(undefined: list[str], where: str) -> list[Flag]:
     """One flag per category the symbols fall in, strict ones first."""
-    names = demangle(undefined)
+    try:
+        names = demangle(undefined)
+    except ElfError as e:
+        return [Flag("unauditable", STRICT, f"{where}cannot be audited ({e})")]
     found: dict[tuple[str, str], list[str]] = {}
     meaning: dict[str, str] = {}
     for raw in undefined:
@@ -488,7 +558,11 @@ def audit_library(data: bytes, src=None, baseline: frozenset = frozenset()) -> l
                                           r"lapack|python\d)", n)]
     if libs:
         flags.append(Flag("linked_library", STRICT, f"{where}links against {', '.join(libs)}"))
-    n = raw_syscalls(data)
+    try:
+        n = raw_syscalls(data)
+    except AuditIncomplete as e:
+        return flags + [Flag("unauditable", STRICT, f"{where}could not be audited for raw system calls ({e}): "
+                             "a person must review it")]
     if n:
         flags.append(Flag("raw_syscall", STRICT, f"{where}contains {n} raw system call instruction(s) "
                           "(syscall/sysenter/int 0x80)"))

@@ -65,6 +65,9 @@ BREAKDOWN_SUFFIX = ".avg.pct_of_peak_sustained_elapsed"
 # counts); the warm-pipeline export runs with --cache-control none (kernels back to back,
 # a kernel finds in L2 what the one before left there).
 CACHE_RANGES = {"profile": "cold", "profile_warm": "warm"}
+# ... and names, around each kernel's range, the digest of the source it was built from
+SOURCE_RANGE = "src_"
+_SOURCE = re.compile(rf"^{SOURCE_RANGE}([0-9a-f]{{12}})$")
 
 # Tool kernels: work torch or the driver launches around the student's kernel.
 TOOL_KERNEL = re.compile(r"distribution_elementwise|philox|FillFunctor|fill_kernel|memset|memcpy|"
@@ -127,6 +130,16 @@ def nvtx_range(row: dict) -> str:
     return names[-1] if names else ""
 
 
+def source_of(row: dict) -> str:
+    """The digest of the source a launch's kernel was built from (`make profile` records it
+    as a range `src_<digest>`); '' for an export without one."""
+    for name in nvtx_ranges(row):
+        m = _SOURCE.match(name)
+        if m:
+            return m[1]
+    return ""
+
+
 def cache_state(row: dict) -> str:
     """"cold" / "warm" for a `make profile` export (its outer NVTX range, CACHE_RANGES);
     "" for any other export (Nsight Compute's default, --cache-control all, is cold)."""
@@ -182,6 +195,7 @@ class KernelProfile:
     memory_unit: str | None = None       # the busiest memory unit: "L1", "L2", "DRAM"
     waves_per_sm: float | None = None    # launch__waves_per_multiprocessor (under 1: the grid cannot fill the GPU)
     ncu_verdict: str | None = None       # Nsight Compute's own SOLBottleneck rule text (details page), first sentence
+    source: str = ""                     # digest of the kernel's source (make profile's src_ range), '' unknown
 
     def to_json(self) -> dict:
         from dataclasses import asdict
@@ -266,13 +280,15 @@ def _launches_details(rows: list[list[str]], name: str) -> dict:
             if d.get("Rule Name") == "SOLBottleneck" and d.get("Rule Description"):
                 key = (d.get("Process ID", ""), d["ID"])
                 launch = launches.setdefault(key, (d["Kernel Name"], {"__nvtx": nvtx_range(d),
-                                                                      "__cache": cache_state(d)}))
+                                                                      "__cache": cache_state(d),
+                                                                      "__source": source_of(d)}))
                 launch[1]["__rule_SOLBottleneck"] = d["Rule Description"]
             continue
         if "Metric Value" not in d:
             raise NcuError(f"{name}: row {n} is cut short (a truncated file?); export it again: {EXPORT_HELP}")
         key = (d.get("Process ID", ""), d["ID"])
-        launch = launches.setdefault(key, (d["Kernel Name"], {"__nvtx": nvtx_range(d), "__cache": cache_state(d)}))
+        launch = launches.setdefault(key, (d["Kernel Name"], {"__nvtx": nvtx_range(d), "__cache": cache_state(d),
+                                                              "__source": source_of(d)}))
         metric = _label_key(d.get("Section Name", ""), d.get("Body Item Label", ""), d["Metric Name"])
         value = to_number(d["Metric Value"])
         launch[1][metric] = to_base(value, d["Metric Unit"]) if isinstance(value, float) else value
@@ -292,7 +308,7 @@ def _launches_raw(rows: list[list[str]], name: str) -> dict:
             raise NcuError(f"{name}: row {n} has {len(row)} of {len(hdr)} columns (a truncated file?); "
                            f"export it again: {EXPORT_HELP}")
         d = dict(zip(hdr, row))
-        metrics = {"__nvtx": nvtx_range(d), "__cache": cache_state(d)}
+        metrics = {"__nvtx": nvtx_range(d), "__cache": cache_state(d), "__source": source_of(d)}
         for h, u, v in zip(hdr, units, row):
             if h in ID_COLUMNS or h.startswith(("thread Domain:", "Id:Domain:")):
                 continue
@@ -468,7 +484,8 @@ def summarize(launches: list[Launch], files: tuple = ()) -> list[KernelProfile]:
             l2_cache_bytes=_get(group[0].metrics, "device__attribute_l2_cache_size"), cache=cache,
             sm_unit=units[0], memory_unit=units[1],
             waves_per_sm=_get(group[0].metrics, "launch__waves_per_multiprocessor"),
-            ncu_verdict=ncu_verdict(group[0].metrics.get("__rule_SOLBottleneck"))))
+            ncu_verdict=ncu_verdict(group[0].metrics.get("__rule_SOLBottleneck")),
+            source=str(group[0].metrics.get("__source") or "")))
     return profiles
 
 

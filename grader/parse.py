@@ -32,11 +32,23 @@ class Source:
     file: str                    # the submission file's name, as the student knows it
     line_map: tuple[int, ...]    # line_map[i] = file line of source line i (0-based)
 
+    @property
+    def digest(self) -> str:
+        """A short hash of the source text: what `make profile` records in its exports
+        (grader/evidence.py: whose kernels a profile is of)."""
+        return source_digest(self.text)
+
     def file_line(self, source_line: int) -> int:
         """File line (1-based) of 1-based `source_line`; past the end maps to the last line."""
         if not self.line_map:
             return 1
         return self.line_map[min(max(source_line, 1), len(self.line_map)) - 1]
+
+
+def source_digest(text: str) -> str:
+    """12 hex digits of the SHA-256 of a kernel source's text."""
+    import hashlib
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,16 @@
-"""The performance tier of a correct kernel, from a statistic a noisy run cannot flip.
+"""The performance tier of a correct kernel, from statistics no single call can move.
 
-Interference on a timing machine only ever adds time, to some calls more than others: a
-busy run's medians move with the load, its fastest calls hardly do (the reason `timeit`
-reports the minimum). So the tier comes from the ratio of the fastest calls, yours over
-SDPA's, both timed in the same interleaved rounds (`best` below). The median ratio is the
-cross-check: when the two fall in different tiers the run could not decide between them,
-the item says so, and the bench stage's timing-quality signal (`bench_quality`, when the
-results have it) says whether the machine was busy. Pure functions of a results row.
+The tier comes from the ratio of the medians, yours over SDPA's, both over every timed call
+of the interleaved rounds (CPU; on the GPU the median of the round medians): no single
+call or round decides it, so a kernel that returns an unwritten tensor on a few calls, or
+runs a few calls fast, cannot buy a tier (the fastest call did decide it once, and a kernel
+180x slower than SDPA got full points from a few 1.2 µs calls). The fastest calls' ratio is
+the cross-check: when the two fall in different tiers the run could not decide between
+them, the item says so, and the bench stage's timing-quality signal (`bench_quality`, when
+the results have it) says whether the machine was busy (the judge times a noisy size again
+before it keeps one). A figure below the physical floor (`floor_ms`: the fastest arithmetic
+the assignment allows at the device's peak) is not a time any kernel can take, and the size
+scores nothing. Pure functions of a results row.
 """
 from __future__ import annotations
 
@@ -17,8 +21,8 @@ from dataclasses import dataclass
 class Decision:
     points: float
     tier: float | None              # max_slowdown of the tier met; None: slower than every tier
-    best: float                     # slowdown of the fastest calls: the statistic the tier comes from
-    median: float | None            # slowdown of the medians (the headline figure), the cross-check
+    best: float                     # slowdown of the fastest calls: the cross-check
+    median: float | None            # slowdown of the medians (the headline figure): the tier's statistic
     decided: bool                   # both statistics fall in the same tier
     text: str                       # one line for the gradebook and the student
 
@@ -37,24 +41,41 @@ def best_slowdown(row: dict) -> float | None:
     return None
 
 
+def below_floor(row: dict) -> str | None:
+    """Which of the row's figures of the kernel (median, fastest call) is below the physical
+    floor `floor_ms`, in words; None when none is (or the row has no floor)."""
+    floor = row.get("floor_ms")
+    if not floor:
+        return None
+    mine = (row.get("timings") or {}).get("student") or {}
+    figures = {"median": row.get("student_ms"), "fastest call": mine.get("min_ms")}
+    low = [f"{name} {ms * 1e3:.1f} µs" for name, ms in figures.items() if ms is not None and ms < floor]
+    return ", ".join(low) or None
+
+
 def decide(row: dict, tiers: tuple, quality: dict | None = None) -> Decision:
     """The tier of one benchmark row (results JSON `bench` entry)."""
     median = row.get("slowdown")
     best = best_slowdown(row)
-    if best is None:                                 # results without the spread: the median only
-        best = median
-    found = tier_of(best, tiers)
-    other = tier_of(median, tiers) if median is not None else found
-    decided = found == other
     name = lambda t: f"tier <= {t[0]:g}x" if t else "slower than every tier"  # noqa: E731
-    text = (f"S={row['S']}: fastest calls {best:.2f}x SDPA" + (f", medians {median:.2f}x" if median else "")
+    low = below_floor(row)
+    if low:
+        return Decision(points=0.0, tier=None, best=best or median, median=median, decided=True, text=(
+            f"S={row['S']}: {low}, below the physical floor of {row['floor_ms'] * 1e3:.1f} µs (this shape's "
+            "FLOPs at the device's fastest allowed peak): no kernel computes that fast; no points"))
+    if median is None:                               # results without a median: the fastest calls
+        median = best
+    found = tier_of(median, tiers)
+    other = tier_of(best, tiers) if best is not None else found
+    decided = found == other
+    text = (f"S={row['S']}: medians {median:.2f}x SDPA" + (f", fastest calls {best:.2f}x" if best else "")
             + f"; {name(found)}")
-    if best_slowdown(row) is None:
+    if best is None:
         text += " (medians only: these results record no spread)"
     elif not decided:
         busy = (quality or {}).get("status") == "noisy"
-        text += (f" by the fastest calls; the medians say {name(other)}: this run could not decide between "
+        text += (f" by the medians; the fastest calls say {name(other)}: this run could not decide between "
                  f"them ({'the machine was busy while timing' if busy else 'the timings spread widely'}); "
                  "grade again on a quiet machine to settle it")
-    return Decision(points=found[1] if found else 0.0, tier=found[0] if found else None, best=best,
-                    median=median, decided=decided, text=text)
+    return Decision(points=found[1] if found else 0.0, tier=found[0] if found else None,
+                    best=best if best is not None else median, median=median, decided=decided, text=text)

@@ -2,8 +2,10 @@
 
 `python -m grader.profile_driver SUBMISSION [CONFIG] [--warm]`: builds the student's kernel
 and the references through the grader's build path, calls each once to warm up (not
-profiled), then once per benchmark size inside NVTX ranges `profile` / `<kernel>_S<S>`, so
-that `ncu --nvtx --nvtx-include profile/` profiles exactly those calls. With `--warm` the
+profiled), then once per benchmark size inside NVTX ranges `profile` / `src_<digest>` /
+`<kernel>_S<S>` (the digest: 12 hex digits of the SHA-256 of the kernel's source, so the
+judge can tell whose kernels an export is of), so that `ncu --nvtx --nvtx-include profile/`
+profiles exactly those calls. With `--warm` the
 outer range is `profile_warm` instead: the warm-pipeline export (`--cache-control none`,
 grader/profile.py), which the parser tells apart by that name (grader/ncu.py).
 
@@ -21,7 +23,7 @@ import torch
 from .check import make_inputs
 from .compile import compile_source, prepare
 from .config import DEFAULT_CONFIG, REPO_ROOT, load
-from .ncu import CACHE_RANGES
+from .ncu import CACHE_RANGES, SOURCE_RANGE
 from .parse import parse, parse_file
 
 REFERENCES = {"naive": "reference/naive.cu", "fused": "reference/fused.cu", "fused_opt": "reference/fused_tc.cu"}
@@ -67,9 +69,12 @@ def main() -> None:
         torch.cuda.synchronize()
         torch.cuda.nvtx.range_push(OUTER_RANGE["warm" if warm else "cold"])
         for name, fn in kernels.items():
+            # whose kernel this is: the source's digest (grader/evidence.py holds it to the grade's)
+            torch.cuda.nvtx.range_push(f"{SOURCE_RANGE}{sources[name].digest}")
             torch.cuda.nvtx.range_push(f"{name}_S{shape.S}")
             fn(q, k, v)
             torch.cuda.synchronize()
+            torch.cuda.nvtx.range_pop()
             torch.cuda.nvtx.range_pop()
         torch.cuda.nvtx.range_pop()
     print("profile driver: done", flush=True)

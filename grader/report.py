@@ -12,13 +12,14 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import sys
 import tempfile
 import threading
 from datetime import date
 from pathlib import Path
 
 from .config import REPO_ROOT
-from .report_inputs import IMAGES, ImageError, check_image, refreshed, reread_note, source_lines
+from .report_inputs import IMAGES, ImageError, check_image, check_images, refreshed, reread_note, source_lines
 
 TEMPLATES = REPO_ROOT / "report_template"
 SECTIONS = ("Memory-bound or compute-bound?", "Performance gap", "Effect of sequence length",
@@ -188,7 +189,12 @@ def context(doc: dict, build: Path, profile_dir: Path | None = None, before: dic
         cpu_profile["svg"] = lit(cpu_profile["svg"])
     shots = []
     if profile_dir and profile_dir.is_dir():
-        for i, img in enumerate(sorted(p for p in profile_dir.iterdir() if p.suffix.lower() in IMAGES)):
+        images = sorted(p for p in profile_dir.iterdir() if p.suffix.lower() in IMAGES)
+        try:
+            check_images(images)
+        except ImageError as e:
+            raise RenderError(str(e)) from None
+        for i, img in enumerate(images):
             try:
                 check_image(img)
             except ImageError as e:
@@ -346,9 +352,43 @@ def render_template(template: str, make_context, out_pdf: Path | str) -> Path:
         return _render_template(template, make_context, out_pdf)
 
 
+RENDER_TIMEOUT_S = 120
+RENDER_MEMORY_BYTES = 4 << 30
+_TYPST = ("import sys, typst\n"
+          "try:\n"
+          "    pdf = typst.compile(sys.argv[1], root=sys.argv[2])\n"
+          "except Exception as e:\n"
+          "    sys.stderr.write(str(getattr(e, 'diagnostic', '') or e))\n"
+          "    sys.exit(3)\n"
+          "sys.stdout.buffer.write(pdf)\n")
+
+
+def compile_typst(main: Path, root: Path) -> bytes:
+    """The PDF of `main` (Typst, files under `root` only), compiled in a child process of its
+    own with a time limit and an address-space limit: a hostile input (an image that expands
+    without end) costs that child, never the grader, its batch or its render lock."""
+    import resource
+    import subprocess
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (RENDER_MEMORY_BYTES, RENDER_MEMORY_BYTES))
+    try:
+        proc = subprocess.run([sys.executable, "-c", _TYPST, str(main), str(root)], capture_output=True,
+                              timeout=RENDER_TIMEOUT_S, preexec_fn=limit, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        raise RenderError(f"typst did not finish in {RENDER_TIMEOUT_S} s (an image in profiles/ too large to "
+                          "draw?); the report was not made") from None
+    if proc.returncode != 0 or not proc.stdout.startswith(b"%PDF"):
+        said = proc.stderr.decode("utf-8", "replace").strip()
+        if proc.returncode == 3:
+            raise RenderError(f"typst failed: {said[-500:]}")
+        raise RenderError(f"typst stopped (exit {proc.returncode}; out of its {RENDER_MEMORY_BYTES >> 30} GiB "
+                          f"of memory?): {said[-300:]}")
+    return proc.stdout
+
+
 def _render_template(template: str, make_context, out_pdf: Path | str) -> Path:
     import jinja2
-    import typst
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined,
                              finalize=esc, autoescape=False, keep_trailing_newline=True)
     env.filters["b"] = lambda x: T("true" if x else "false")
@@ -360,12 +400,12 @@ def _render_template(template: str, make_context, out_pdf: Path | str) -> Path:
         source = env.get_template(template).render(**ctx)
         (build / "main.typ").write_text(source)
         try:
-            pdf = typst.compile(str(build / "main.typ"), root=str(build))
-        except Exception as e:  # noqa: BLE001 - typst's own error type
-            diag = str(getattr(e, "diagnostic", "") or e).replace(str(build) + "/", "")
+            pdf = compile_typst(build / "main.typ", build)
+        except RenderError as e:
+            diag = str(e).replace(str(build) + "/", "")
             for shot in ctx.get("shots", ()):        # name the student's file, not our copy of it
                 diag = diag.replace(shot["file"].strip('"'), shot["path"])
-            raise RenderError(f"typst failed: {diag[:500]}") from None
+            raise RenderError(diag[:600]) from None
     out_pdf.parent.mkdir(parents=True, exist_ok=True)
     tmp_pdf = out_pdf.with_name(f".{out_pdf.name}.tmp")
     tmp_pdf.write_bytes(pdf)

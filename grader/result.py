@@ -93,6 +93,10 @@ class BenchRow:
     timings: dict = field(default_factory=dict)   # kernel -> Timing
     recheck_max_err: float | None = None          # student's error on the timed inputs
     fused_opt_ms: float | None = None             # "fused (optimised)" reference, where there is one
+    # the judge's own clock (CPU): the kernel alone less the harness's cost, and SDPA in the
+    # judge's process; each held against the timed process's figures
+    judge_clock: dict | None = None
+    floor_ms: float | None = None                 # the physical floor: no honest call is faster
 
 
 @dataclass(frozen=True)
@@ -135,13 +139,15 @@ class GradeResult:
 
 
 def write_json_atomic(path: Path | str, data: dict) -> None:
-    """Write JSON so a reader never sees half a file (temp file + rename)."""
+    """Write JSON so a reader never sees half a file (temp file + rename); every string
+    printable (`safetext`: no terminal escape survives `jq -r`)."""
+    from .safetext import printable_tree
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w") as f:
-            json.dump(finite(data), f, indent=2, allow_nan=False)
+            json.dump(printable_tree(finite(data)), f, indent=2, allow_nan=False)
             f.write("\n")
             f.flush()
             os.fsync(f.fileno())

@@ -65,7 +65,7 @@ def _config_summary(cfg: Config) -> dict:
 def _result(sub: Submission, cfg: Config, backend: str, reason: str, verdict: str, message: str,
             state: dict | None = None, isolation: dict | None = None) -> GradeResult:
     from .evidence import read_profiles
-    from .integrity import STRICT, Flag, audit_flags, scan, speed_flags, state_flags
+    from .integrity import REVIEW, STRICT, Flag, audit_flags, floor_flags, scan, speed_flags, state_flags
     state = state or {}
     profiles, notes = read_profiles(sub) if sub.ok else ((), ())
     flags = [f for src in sub.sources.values() for f in scan(src)]
@@ -77,6 +77,10 @@ def _result(sub: Submission, cfg: Config, backend: str, reason: str, verdict: st
     except ConfigError:
         precision = None
     flags += speed_flags(state.get("bench", []), state.get("system", {}), precision)
+    flags += floor_flags(state.get("bench", []))
+    from .evidence import provenance
+    flags += [Flag("profile_provenance", REVIEW, p)
+              for p in provenance({k: s.text for k, s in sub.sources.items()}, [dict(r) for r in profiles])[1]]
     flags += [Flag(**f) for f in state.get("judge_flags", [])]
     strict = [f for f in flags if f.tier == STRICT]
     before, before_message = None, None

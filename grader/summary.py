@@ -88,6 +88,17 @@ def format_result(r: GradeResult) -> str:
                        + (f" {_ms(b.fused_opt_ms):>9}" if opt else "") + f" {gf:>14}")
         out.append("  naive / fused" + (f" / {FUSED_OPT.get(r.backend, 'fused-opt')}" if opt else "")
                    + ": the course's reference kernels, timed in the same run")
+        capped = [b for b in r.bench if (b.judge_clock or {}).get("sdpa_capped_ms")]
+        if capped:
+            out.append("  SDPA ran slower beside your kernel than in the grader's own process at S = "
+                       + ", ".join(str(b.S) for b in capped) + ": the slowdown there is taken against "
+                       + ", ".join(f"{b.judge_clock['sdpa_capped_ms']:.4g} ms" for b in capped)
+                       + " (1.25x the grader's SDPA), not the SDPA column")
+        charged = [b for b in r.bench if (b.judge_clock or {}).get("charged_ms")]
+        if charged:
+            out.append("  the grader's own clock saw rounds take longer than the calls reported at S = "
+                       + ", ".join(f"{b.S} (+{b.judge_clock['charged_ms']:.3g} ms a call)" for b in charged)
+                       + ": that time is charged to your kernel in the slowdown")
         out += _quality_lines(r.bench_quality)
     if r.profiles or r.profile_notes:
         cpu = any(p.get("profiler") == "cpu" for p in r.profiles)

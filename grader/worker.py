@@ -9,7 +9,8 @@ kernels and times them, and everything it reports (timings, the operation audit)
 data the parent validates, never a verdict. Its printed output goes to a pipe the
 parent drains; it writes no file the parent reads.
 
-Requests (`op`): start, device, compile, load, references, call, bench, exit. Each gets
+Requests (`op`): start, device, compile, load, references, call, bench (CUDA), bench_begin,
+bench_round and bench_end (the CPU's rounds, paced by the judge), exit. Each gets
 one reply; a compile may send `note` events before its reply.
 """
 from __future__ import annotations
@@ -141,7 +142,7 @@ class Worker:
         return reply, out
 
     def op_bench(self, h: dict, payload: bytes) -> tuple[dict, bytes | None]:
-        """Time the kernels at one size on fresh inputs; keep the outputs of the calls the
+        """(CUDA) Time the kernels at one size on fresh inputs; keep the outputs of the calls the
         judge picked (canaries: its own inputs, placed where it said) and send them back."""
         import torch
 
@@ -160,16 +161,10 @@ class Worker:
         # one untimed, audited call on fresh inputs of this size
         self.audit.call(self.kernel, *make_inputs(shape, int(h["nonce"]) ^ 0x5A5A, self.device))
         try:
-            if self.device == "cuda":
-                from .gpu import bench_size
-            else:
-                from .bench import bench_size
+            from .gpu import bench_size            # the CPU's rounds are the judge's (op_bench_round)
             timed = bench_size(kernels, shape, self.cfg, int(h["nonce"]), canary_inputs, self.guard)
         except StudentError as exc:
-            from .check import exception_message, failure_kind
-            cause = exc.__cause__
-            return {"raised": {"kind": failure_kind(cause), "message": exception_message(cause)},
-                    "audit": self.audit.as_dict()}, None
+            return _raised(exc, self.audit), None
         outs = [_output_bytes(timed.canary_outputs.get(int(c["slot"])), shape) for c in canaries]
         data = b"".join(outs) if any(outs) else None
         reply = {"timings": {n: asdict(t) for n, t in timed.timings.items()}, "reps": timed.reps,
@@ -179,11 +174,58 @@ class Worker:
             torch.cuda.synchronize()
         return reply, data
 
+    # -- the CPU benchmark, paced by the judge one round at a time (grader/bench.py) -----------
+    def op_bench_begin(self, h: dict, _) -> tuple[dict, None]:
+        """One size: an audited untimed call, then the warm-up calls on inputs of its own."""
+        from .bench import Rounds
+        from .check import make_inputs
+        shape = Shape(**h["shape"])
+        kernels = {"student": _guarded(self.kernel)}
+        for name in h.get("kernels", []):
+            if name == "sdpa":
+                import torch.nn.functional as F
+                kernels["sdpa"] = F.scaled_dot_product_attention
+            elif name in self.references:
+                kernels[name] = self.references[name]
+        self.audit.call(self.kernel, *make_inputs(shape, int(h["nonce"]) ^ 0x5A5A, self.device))
+        self._rounds = (shape, Rounds(kernels, self.guard))
+        try:
+            self._rounds[1].warmup(shape, self.cfg, int(h["nonce"]))
+        except StudentError as exc:
+            return _raised(exc, self.audit), None
+        return {"ok": True, "audit": self.audit.as_dict()}, None
+
+    def op_bench_round(self, h: dict, payload: bytes) -> tuple[dict, bytes | None]:
+        """One round on the judge's inputs; the student's output goes back whole (its bytes
+        taken the moment its call returned)."""
+        shape, rounds = self._rounds
+        q, k, v = _tensors(payload, shape, 3, "cpu")
+        kept: list = []
+        only = h.get("only")
+        try:
+            samples = rounds.round(int(h["round"]), q, k, v, keep=lambda out: kept.append(_output_bytes(out, shape)),
+                                   only=only if isinstance(only, list) else None)
+        except StudentError as exc:
+            return _raised(exc, self.audit), None
+        data = kept[0] if kept and kept[0] else None
+        return {"samples": samples, "returned": data is not None}, data
+
+    def op_bench_end(self, _h: dict, _) -> tuple[dict, None]:
+        shape, rounds = self._rounds
+        rounds.guard.restore()
+        return {"state_changes": list(rounds.guard.changes), "audit": self.audit.as_dict()}, None
+
     def op_exit(self, _h: dict, _) -> tuple[dict, None]:
         return {"ok": True}, None
 
     def _audited(self, q, k, v):
         return self.audit.call(self.kernel, q, k, v)
+
+
+def _raised(exc: Exception, audit) -> dict:
+    from .check import exception_message, failure_kind
+    cause = exc.__cause__
+    return {"raised": {"kind": failure_kind(cause), "message": exception_message(cause)}, "audit": audit.as_dict()}
 
 
 class StudentError(Exception):

@@ -1,6 +1,8 @@
 """grader/check.py: the comparison rules on literal tensors, and the float64 truth."""
 import math
 
+import pytest
+
 import torch
 import torch.nn.functional as F
 
@@ -67,3 +69,23 @@ def test_not_implemented_is_recognised_from_the_message():
     assert failure_kind(err) == "not_implemented"
     assert exception_message(err) == "attention: not implemented yet (write your kernel)"
     assert failure_kind(RuntimeError("index out of range")) == "runtime_error"
+
+
+def test_row_error_checks_random_rows_of_every_head():
+    """The judge's check of a timed output: rows it draws after the output arrived."""
+    import random
+    from grader.check import make_inputs, row_error, truth
+    from grader.config import Shape
+    shape = Shape(2, 3, 50, 16)
+    q, k, v = make_inputs(shape, 7)
+    right = truth(q, k, v).float()
+    assert row_error(right.numpy().tobytes(), q, k, v, random.Random(1), 4) < 1e-6
+    wrong = right.clone()
+    wrong[1, 2] += 0.01                                    # one head wrong: every row of it
+    assert row_error(wrong.numpy().tobytes(), q, k, v, random.Random(1), 4) == pytest.approx(0.01, rel=1e-3)
+    unwritten = right.clone()
+    unwritten[0, 0, :25] = float("nan")                    # half a head never written
+    hits = sum(not row_error(unwritten.numpy().tobytes(), q, k, v, random.Random(s), 4) < 1e-3 for s in range(50))
+    assert hits >= 45                                      # 1 - 2^-4 of draws see it
+    assert row_error(right.numpy().tobytes()[:-4], q, k, v, random.Random(1), 4) is None
+    assert row_error(None, q, k, v, random.Random(1), 4) is None

@@ -140,6 +140,7 @@ def test_a_cpu_student_earns_the_profiler_points(tmp_path):
     from grader import gradebook
     from grader.config import load_rubric
     from grader.evidence import read_folder
+    from grader.parse import parse
     folder = tmp_path / "ada"
     folder.mkdir()
     shutil.copy(SUBMISSIONS / "correct" / "scalar_loop.py", folder / "attention.py")
@@ -164,7 +165,11 @@ def test_a_cpu_student_earns_the_profiler_points(tmp_path):
     assert notes == () and {r["profile"] for r in records} == {"before", "after"}
     rubric, _ = load_rubric(FAST_CONFIG)
     doc = {"verdict": "ok", "message": "", "checks": [], "config": {"configs": [], "tolerance": 1e-3},
-           "bench": [], "profiles": list(records), "report_md": None}
+           "bench": [], "profiles": list(records), "report_md": None,
+           "sources": {k: src.text for k, src in parse(folder).sources.items()}}
+    # each export records whose kernel it is: the naive one before, this submission's after
+    assert {r["source"] for r in records} == {parse(folder).sources["cpp"].digest,
+                                               parse(SUBMISSIONS / "correct" / "scalar_loop.py").sources["cpp"].digest}
     items = {i.name: i for i in gradebook.score_items(doc, rubric)}
     assert items["profiler evidence"].score == rubric.profile_points > 0
     assert items["profiler evidence: before and after"].score == rubric.before_after_points > 0

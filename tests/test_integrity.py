@@ -94,3 +94,93 @@ def test_audit_tiers():
     assert "aten.bmm x6" in flags[0].detail and "aten.mul_" not in flags[0].detail
     assert [f.tier for f in audit_flags({"flagged": {"aten.div_": 1}})] == ["warning"]
     assert audit_flags({"flagged": {}}) == []
+
+
+# ---- the machine-code audit: every spelling of a syscall, and failing closed ----------------
+
+def _shared_library(tmp_path, code: str, name: str = "k") -> bytes:
+    import shutil
+    import subprocess
+    if not shutil.which("gcc") or not shutil.which("objdump"):
+        pytest.skip("needs gcc and objdump")
+    (tmp_path / f"{name}.c").write_text(code)
+    subprocess.run(["gcc", "-shared", "-fPIC", "-O1", "-o", str(tmp_path / f"{name}.so"), str(tmp_path / f"{name}.c")],
+                   check=True)
+    return (tmp_path / f"{name}.so").read_bytes()
+
+
+def test_a_syscall_behind_an_instruction_prefix_is_counted(tmp_path):
+    """objdump prints `rex.W syscall` and `ds syscall`: the audit matched only a bare one."""
+    from grader.linkaudit import raw_syscalls
+    asm = 'long {f}(long n) {{ long r; __asm__ volatile("{p}syscall" : "=a"(r) : "a"(n) : "rcx","r11","memory"); return r; }}\n'
+    code = "".join(asm.format(f=f, p=p) for f, p in (("a", "rex.W "), ("b", "ds "), ("c", "data16 "), ("d", "")))
+    assert raw_syscalls(_shared_library(tmp_path, code)) == 4
+
+
+def test_code_too_large_to_disassemble_fails_closed(tmp_path):
+    """300 MB of NOPs before a syscall: objdump ran past its limit, the audit returned
+    'nothing found', and the judge buffered gigabytes of disassembly."""
+    from grader.linkaudit import audit_library
+    code = ('__attribute__((used)) void pad(void) { __asm__ volatile(".fill 80000000, 1, 0x90"); }\n'
+            'long f(long n) { long r; __asm__ volatile("syscall" : "=a"(r) : "a"(n) : "rcx","r11","memory"); return r; }\n')
+    flags = audit_library(_shared_library(tmp_path, code))
+    assert [(f.code, f.tier) for f in flags] == [("unauditable", "strict")], flags
+    assert "could not be audited" in flags[0].detail and "MiB of executable code" in flags[0].detail
+
+
+@pytest.mark.parametrize("script, said", [("sleep 30", "ran past"), ("exit 3", "exit 3")])
+def test_a_disassembler_that_does_not_finish_fails_closed(tmp_path, monkeypatch, script, said):
+    import os
+    from grader import linkaudit
+    data = _shared_library(tmp_path, "int f(int x) { return x + 1; }\n")
+    fake = tmp_path / "bin" / "objdump"
+    fake.parent.mkdir()
+    fake.write_text(f"#!/bin/sh\necho '   0:\tnop'\n{script}\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(linkaudit, "DISASSEMBLY_TIMEOUT_S", 1.0)
+    flags = linkaudit.audit_library(data)
+    assert any(f.code == "unauditable" and f.tier == "strict" and said in f.detail for f in flags), flags
+
+
+def test_a_demangler_that_fails_fails_the_audit_closed(tmp_path, monkeypatch):
+    """A crafted name that crashes c++filt left every name mangled: none matched a rule, and a
+    call of c10::Dispatcher was an unlisted warning."""
+    import os
+    from grader import linkaudit
+    fake = tmp_path / "bin" / "c++filt"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\nexit 139\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ['PATH']}")
+    flags = linkaudit._symbol_flags(["_ZN3c1010Dispatcher9singletonEv"], "k.py: ")
+    assert [(f.code, f.tier) for f in flags] == [("unauditable", "strict")] and "c++filt failed" in flags[0].detail
+
+
+def test_the_physical_floor():
+    """A call faster than its FLOPs at the fastest allowed peak is impossible: flagged for
+    review (the perf tier gives that size nothing)."""
+    from grader.integrity import floor_flags, floor_ms
+    flops = 4 * 1 * 8 * 1024 * 1024 * 64
+    h200 = {"sm_count": 132, "clock_sm_max_mhz": 1980, "capability": "9.0"}
+    gpu = floor_ms(flops, "cuda", h200, None)
+    assert 0.003 < gpu < 0.005                        # 2.1 GFLOP at ~535 TFLOP/s (TF32): ~4 µs
+    assert floor_ms(flops, "cpu", {}, {"peak_flop_per_s": 2e11}) == pytest.approx(flops / 4e11 * 1e3)
+    assert floor_ms(flops, "cpu", {}, None) is None and floor_ms(flops, "cuda", {}, None) is None
+    row = {"S": 1024, "student_ms": 0.9, "floor_ms": gpu,
+           "timings": {"student": {"median_ms": 0.9, "min_ms": 0.0012}}}
+    [flag] = floor_flags([row])
+    assert flag.code == "below_physical_floor" and flag.tier == "review" and "fastest call 1.2 µs" in flag.detail
+    assert floor_flags([{**row, "timings": {"student": {"median_ms": 0.9, "min_ms": 0.8}}}]) == []
+
+
+@pytest.mark.parametrize("text, flagged", [
+    ("static torch::Tensor cache;", True),
+    ("    static std::map<uint64_t, torch::Tensor> cache;", True),
+    ("static std::vector<at::Tensor> kept;", True),
+    ("static torch::Tensor correct_attention(const torch::Tensor& q) { return q; }", False),
+    ("static const at::Tensor& pick(int i);", False),
+])
+def test_static_tensor_means_a_tensor_kept_not_a_static_function(text, flagged):
+    """`static torch::Tensor f(...)`, a static function, raised the cached-answer warning."""
+    assert any(f.code == "static_tensor" for f in scan(Source("cpp", text, "a.py", (1,)))) == flagged

@@ -8,6 +8,7 @@ import pytest
 
 from conftest import SUBMISSIONS
 from grader.channel import ChannelError, Endpoint
+from grader.judge import Judge
 from grader.run import grade, public_config
 
 
@@ -72,6 +73,64 @@ def test_hidden_configs_run_last_and_reveal_nothing(cfg, tmp_path):
     assert [c.name for c in result.checks if not c.hidden] == ["config 1", "config 2", "config 3", "config 4"]
     assert result.bench, "the benchmark ran before the hidden configs"
     assert "424242" not in json.dumps(result.to_json())
+    # nothing measured on the hidden work in what the student sees: its time, its bytes
+    assert "hidden" not in result.stage_seconds and judge.private["stage_seconds_hidden"] > 0
+    assert result.isolation["output_bytes"] == len(judge.output_public.encode())
+    assert judge.private["output_bytes_hidden"] > 0
+
+
+def test_the_hidden_calls_audit_is_the_instructors(cfg):
+    """S PyTorch operations dispatched on a hidden config put the hidden S in the student's
+    flags ("aten.neg x173"); a strict one reaches the verdict as a flag without counts."""
+    from dataclasses import replace
+    from grader.config import Shape
+    judge = Judge.__new__(Judge)
+    judge.state, judge.private = {"audit": {"calls": 9, "flagged": {"aten.neg": 173, "aten.bmm": 2}},
+                                  "judge_flags": []}, {}
+    judge._withhold_hidden_audit({"calls": 5, "flagged": {"aten.bmm": 2}})
+    assert judge.state["audit"] == {"calls": 5, "flagged": {"aten.bmm": 2}}
+    assert judge.private["audit_hidden"] == {"aten.neg": 173} and judge.state["judge_flags"] == []
+    judge.state["audit"] = {"calls": 9, "flagged": {"aten.neg": 173, "aten.bmm": 3}}
+    judge._withhold_hidden_audit({"calls": 5, "flagged": {"aten.bmm": 2}})
+    [flag] = judge.state["judge_flags"]
+    assert flag["code"] == "dispatched_compute" and flag["tier"] == "strict" and "173" not in flag["detail"]
+
+
+# ---- the judge's clock (CPU) -----------------------------------------------------------------
+
+def test_a_round_that_reports_more_time_than_it_took_is_implausible():
+    from grader.bench import ImplausibleTimings
+    from grader.judge import round_samples
+    assert round_samples({"student": 1.0, "sdpa": 2.0}, ["student", "sdpa"], 3.5, 0) == {"student": 1.0, "sdpa": 2.0}
+    for bad, match in (({"student": 1.0, "sdpa": 2.6}, "more than the 3.500 ms"), ({"student": 1.0}, "every kernel"),
+                       ({"student": -1.0, "sdpa": 1.0}, "reported -1.0"), ({"student": True, "sdpa": 1.0}, "True"),
+                       ({"student": float("nan"), "sdpa": 1.0}, "nan")):
+        with pytest.raises(ImplausibleTimings, match=match):
+            round_samples(bad, ["student", "sdpa"], 3.5, 0)
+
+
+def test_time_missing_from_the_reported_calls_is_flagged_and_a_slowed_baseline_capped():
+    from grader.bench import summarize
+    from grader.config import Shape
+    from grader.judge import cap_baseline, clock_flags
+    shape = Shape(1, 8, 1024, 64)
+    timings = {"student": summarize([10.0] * 5), "sdpa": summarize([20.0] * 5)}
+    honest = {"unaccounted_ms": 9.2, "harness_ms": 9.1, "sdpa_ms": 19.0}
+    assert clock_flags(shape, timings, honest) == []
+    review = clock_flags(shape, timings, {**honest, "unaccounted_ms": 20.0})
+    assert [(f["code"], f["tier"]) for f in review] == [("forged_timings", "review")]
+    strict = clock_flags(shape, timings, {**honest, "unaccounted_ms": 180.0})
+    assert [(f["code"], f["tier"]) for f in strict] == [("forged_timings", "strict")]
+    slowed = clock_flags(shape, timings, {**honest, "sdpa_ms": 2.0})
+    assert [(f["code"], f["tier"]) for f in slowed] == [("baseline_slowed", "review")]
+    row = {"student_ms": 10.0, "sdpa_ms": 20.0, "slowdown": 0.5, "judge_clock": {**honest, "sdpa_ms": 2.0}}
+    capped = cap_baseline(row)
+    assert capped["slowdown"] == pytest.approx(4.0) and capped["judge_clock"]["sdpa_capped_ms"] == pytest.approx(2.5)
+    assert cap_baseline({**row, "judge_clock": honest}) == {**row, "judge_clock": honest}
+    # time left out of the reported calls beyond the review line (1.5 x 9.1 + 1.5 = 15.15 ms) is the kernel's
+    hidden = cap_baseline({**row, "judge_clock": {**honest, "unaccounted_ms": 40.0}})
+    assert hidden["judge_clock"]["charged_ms"] == pytest.approx(24.85)
+    assert hidden["slowdown"] == pytest.approx((10.0 + 24.85) / 20.0)
 
 
 def _pair():
@@ -94,6 +153,43 @@ def test_a_malformed_frame_is_a_protocol_error(raw, error):
     os.write(w, raw)
     with pytest.raises(ChannelError, match=error):
         judge.recv(deadline=time.monotonic() + 5)
+
+
+@pytest.mark.parametrize("depth", [33, 900, 50_000])
+def test_a_frame_nested_too_deep_is_a_protocol_error_not_a_crash_of_the_judge(depth):
+    """50 000 levels made json.loads raise RecursionError in the judge (a grader_error row,
+    the batch's exit 70); 900 parse, and would sink whatever walks the object next."""
+    import struct
+    import threading
+    import time
+    judge, _, w = _pair()
+    body = b'{"a": ' * depth + b"1" + b"}" * depth
+    threading.Thread(target=lambda: os.write(w, struct.pack("<I", len(body)) + body), daemon=True).start()
+    with pytest.raises(ChannelError, match="nested more than 32"):
+        judge.recv(deadline=time.monotonic() + 5)
+
+
+def test_the_nesting_scan_is_linear_in_the_frame():
+    """A frame of unterminated escapes ('"\\' pairs) made a string-matching pattern backtrack
+    for minutes (1 MiB: about 50 min, holding the GIL of a whole batch)."""
+    import struct
+    import threading
+    import time
+    judge, _, w = _pair()
+    body = b'"\\' * (1 << 19)
+    threading.Thread(target=lambda: os.write(w, struct.pack("<I", len(body)) + body), daemon=True).start()
+    t0 = time.monotonic()
+    with pytest.raises(ChannelError, match="not JSON"):
+        judge.recv(deadline=time.monotonic() + 30)
+    assert time.monotonic() - t0 < 5
+
+
+def test_brackets_inside_strings_do_not_count_as_nesting():
+    import time
+    judge, child, _ = _pair()
+    child.send({"text": "[[[{{{" * 100 + '\\"]'}, None)
+    header, _ = judge.recv(deadline=time.monotonic() + 5)
+    assert header["text"].startswith("[[[{{{")
 
 
 def test_a_payload_larger_than_asked_for_is_refused_before_it_is_read():

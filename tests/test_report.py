@@ -269,6 +269,56 @@ def test_a_broken_screenshot_fails_loudly_and_leaves_no_stale_pdf(tmp_path):
     assert not pdf.with_name("report.FAILED.txt").exists() and not pdf.with_name("report.STALE.pdf").exists()
 
 
+def _use_bomb(levels: int) -> str:
+    """An SVG of `levels` groups, each drawing the one below twice: 2^levels rectangles."""
+    lines = ['<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="9" height="9">',
+             '<defs><rect id="l0" width="1" height="1"/>']
+    lines += [f'<g id="l{i}"><use xlink:href="#l{i - 1}"/><use xlink:href="#l{i - 1}" x="1"/></g>'
+              for i in range(1, levels + 1)]
+    return "\n".join(lines + ["</defs>", f'<use xlink:href="#l{levels}"/>', "</svg>"])
+
+
+def test_screenshots_that_expand_without_end_are_refused_before_typst(tmp_path):
+    """Thirty small SVGs of nested <use> took 232 s and 4.6 GB of Typst in the batch process,
+    holding the render lock (2 000 of them stop the class)."""
+    from PIL import Image
+
+    from grader.report import RenderError
+    from grader.report_inputs import MAX_SHOTS
+    folder, results, pdf = _folder_doc(tmp_path)
+    shots = folder / "profiles"
+    (shots / "bomb.svg").write_text(_use_bomb(16))                # 65 536 rectangles, 786 377 elements
+    with pytest.raises(RenderError, match=r"bomb.svg: an SVG that draws 786377 elements once its <use>"):
+        render(results, pdf)
+    (shots / "bomb.svg").write_text(_use_bomb(3).replace('<use xlink:href="#l2"/>', '<use xlink:href="#l3"/>', 1))
+    with pytest.raises(RenderError, match="over 10\\^12 elements"):                      # a cycle
+        render(results, pdf)
+    (shots / "bomb.svg").unlink()
+    for i in range(MAX_SHOTS + 1):
+        Image.new("RGB", (8, 8), "red").save(shots / f"s{i}.png", format="PNG")
+    with pytest.raises(RenderError, match=f"holds {MAX_SHOTS + 1} images; a report shows at most {MAX_SHOTS}"):
+        render(results, pdf)
+    (shots / f"s{MAX_SHOTS}.png").unlink()
+    Image.new("L", (8000, 6000)).save(shots / "s0.png", format="PNG")
+    with pytest.raises(RenderError, match="s0.png: 8000 x 6000 pixels"):
+        render(results, pdf)
+
+
+def test_typst_runs_in_a_bounded_child(tmp_path, monkeypatch):
+    """Whatever gets past the caps costs Typst's own process its time limit, not the grader."""
+    import time
+
+    from grader import report
+    for n in range(30):
+        (tmp_path / f"b{n}.svg").write_text(_use_bomb(16) + f"<!-- {n} -->")
+    (tmp_path / "main.typ").write_text("".join(f'#image("b{n}.svg", width: 2cm)\n' for n in range(30)))
+    monkeypatch.setattr(report, "RENDER_TIMEOUT_S", 3)
+    t0 = time.monotonic()
+    with pytest.raises(report.RenderError, match="typst did not finish in 3 s"):
+        report.compile_typst(tmp_path / "main.typ", tmp_path)
+    assert time.monotonic() - t0 < 10
+
+
 def test_make_report_rereads_report_md_and_profiles_without_regrading(tmp_path):
     folder, results, pdf = _folder_doc(tmp_path, "---\nstudent: Ada\n---\n# Performance gap\nFirst draft.\n")
     before = results.read_bytes()

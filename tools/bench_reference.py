@@ -85,7 +85,7 @@ def run_cpu(cfg) -> list[dict]:
     rows = []
     for shape in CPU_SHAPES:
         fns = {"sdpa": sdpa, **refs}
-        timings, _, _ = time_cpu(fns, shape, cfg, seed=shape.S)
+        timings = time_cpu(fns, shape, cfg, seed=shape.S)
         q, k, v = make_inputs(shape, seed=shape.S)
         expected = truth(q, k, v)
         rows.append(row(shape, {n: t.median_ms for n, t in timings.items()}, None, "cpu-perf_counter",

@@ -32,6 +32,6 @@ for S in (128, 512, 1024):
     q, kk, v = make_inputs(shape, 5)
     exp = truth(q, kk, v)
     errs = {n: float((f(q, kk, v).double() - exp).abs().max()) for n, f in fns.items()}
-    t, _, _ = time_cpu(fns, shape, cfg, 7)
+    t = time_cpu(fns, shape, cfg, 7)
     base = t["sdpa"].median_ms
     print(f"S={S:5d} " + "  ".join(f"{n} {t[n].median_ms:7.2f} ms ({t[n].median_ms / base:4.2f}x, err {errs[n]:.0e})" for n in fns), flush=True)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..config import Config, Deadline, Rubric
 from ..result import GradeResult, write_json_atomic
+from ..safetext import printable
 from . import record
 from .discover import BatchError
 
@@ -92,7 +93,7 @@ def write_submission(folder: Path, work: Path, doc: dict, record: dict, render_p
                 log(f"{record['submission']}: {pdf_note}")
     if output is not None:
         tmp = folder / ".output.log.tmp"
-        tmp.write_text(output)
+        tmp.write_text(printable(output))       # an instructor cats it: no escape runs
         tmp.replace(folder / "output.log")
     shutil.rmtree(work, ignore_errors=True)
     import time

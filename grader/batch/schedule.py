@@ -212,14 +212,18 @@ class Batch:
 
     def finish_one(self, entry: Entry, key: str, result: GradeResult, seconds: float, judge=None) -> dict:
         doc = result.to_json() if isinstance(result, GradeResult) else result
-        record = {"submission": entry.id, "key": key, "verdict": doc["verdict"], "seconds": round(seconds, 2),
-                  "source": str(entry.path)}
+        # batch.json sits in the student's folder: its time leaves the hidden phase out (a
+        # kernel can sleep S ms on a hidden config); the instructor's copy has that time
+        hidden_s = (judge.private.get("stage_seconds_hidden") or 0.0) if judge is not None else 0.0
+        record = {"submission": entry.id, "key": key, "verdict": doc["verdict"],
+                  "seconds": round(max(0.0, seconds - hidden_s), 2), "source": str(entry.path)}
         # rendering is CPU work, like compiling: it takes a compile slot, so it never runs
         # while a CPU submission is being timed (that holds every slot)
         private = None
         if judge is not None:
-            private = {"submission": entry.id, "hidden_checks": judge.private.get("hidden_checks", []),
-                       "output_hidden_configs": judge.output_private}
+            private = {**judge.private, "submission": entry.id,
+                       "hidden_checks": judge.private.get("hidden_checks", []),
+                       "output_hidden_configs": judge.output_private, "seconds": round(seconds, 2)}
         return write_submission(student_folder(self.out, entry.id), self.out / ".work" / entry.id, doc, record,
                                 self.opts.render_pdf, self.compile_slots, self.log,
                                 output=judge.output_public if judge is not None else None,

@@ -1,8 +1,9 @@
 """Attack: keeps every answer it computed, keyed on a fingerprint of q, k and v, and
 returns a cached answer when the inputs come back: timed calls that repeat inputs then
 cost almost nothing. It prints CACHE HIT whenever that happens.
-Defence: every timed call gets an input set nothing has seen before, so the cache never
-hits (the test checks that CACHE HIT was never printed), and the grade is honest.
+Defence: every timed call gets an input set nothing has seen before (on the CPU made by the
+judge and sent just before its round), so the cache never hits (the test checks that CACHE
+HIT was never printed), and the grade is honest.
 Expect: status=ok; flags=warning:static_tensor
 """
 

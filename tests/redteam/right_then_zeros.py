@@ -1,8 +1,8 @@
 """Attack: right on the first calls (the check configs come first), zeros after: fast
 "timings" of garbage, which a judge that re-checks only the check inputs, or only the last
 timed output, would grade ok.
-Defence: the judge's canary inputs sit among the timed calls, at places the kernel cannot
-know, and their outputs are checked against float64.
+Defence: on the CPU the judge checks random rows of every timed output against float64
+(on CUDA its canary inputs sit among the timed calls, at places the kernel cannot know).
 Expect: status=wrong_answer; message=benchmark inputs
 """
 

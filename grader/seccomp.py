@@ -1,0 +1,119 @@
+"""The system calls a kernel has no business making, refused by the Linux kernel itself: a
+seccomp filter for the sandbox (bubblewrap loads it with `--seccomp FD`). A shared leaf.
+
+A symbol audit reads names; a kernel can issue a system call by number from any
+instruction (a `syscall` hidden in another instruction's immediate, a prefix the
+disassembly shows differently, a 32-bit `int $0x80` with its own numbering). The filter
+decides on the call itself, whatever issued it, as Docker's default profile and the
+contest sandboxes (isolate) do. Refused with EPERM:
+
+- the kernel keyrings (add_key, request_key, keyctl): as root every sandbox is the host's
+  uid 65534, and a key stored by one submission outlived it for the next to read;
+- reading or writing other processes (ptrace, process_vm_readv/writev, pidfd_getfd, kcmp),
+  performance counters (perf_event_open), BPF, userfaultfd, io_uring (a second syscall
+  path no filter sees);
+- namespaces (unshare, setns, clone with a CLONE_NEW* flag), mounts of every kind,
+  pivot_root, chroot; kernel modules, kexec, reboot, swap, clocks, quotas, the kernel log,
+  file handles (open_by_handle_at walks past every mount);
+- any call of another ABI than the machine's own (i386's `int $0x80`, x32).
+clone3 answers ENOSYS, as under Docker: its flags sit behind a pointer no filter can read,
+and the C library then falls back to clone, whose flags it can.
+
+The program is classic BPF (struct sock_filter: u16 code, u8 jt, u8 jf, u32 k), built here
+for x86-64 and arm64; on another machine `program()` is None and the sandbox says so.
+"""
+from __future__ import annotations
+
+import os
+import platform
+import struct
+
+# struct seccomp_data: int nr; u32 arch; u64 instruction_pointer; u64 args[6]
+_NR, _ARCH, _ARG0 = 0, 4, 16
+_LD_W_ABS, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06
+RET_ALLOW = 0x7FFF0000
+RET_ERRNO = 0x00050000
+EPERM, ENOSYS = 1, 38
+# CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET
+CLONE_NEW_FLAGS = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000
+
+_X86_64 = {"arch": 0xC000003E, "x32_bit": 0x40000000, "clone": 56, "clone3": 435, "denied": {
+    "ptrace": 101, "syslog": 103, "uselib": 134, "vhangup": 153, "pivot_root": 155, "_sysctl": 156,
+    "adjtimex": 159, "chroot": 161, "acct": 163, "settimeofday": 164, "mount": 165, "umount2": 166,
+    "swapon": 167, "swapoff": 168, "reboot": 169, "sethostname": 170, "setdomainname": 171, "iopl": 172,
+    "ioperm": 173, "init_module": 175, "delete_module": 176, "quotactl": 179, "nfsservctl": 180,
+    "lookup_dcookie": 212, "clock_settime": 227, "kexec_load": 246, "add_key": 248, "request_key": 249,
+    "keyctl": 250, "unshare": 272, "perf_event_open": 298, "fanotify_init": 300, "name_to_handle_at": 303,
+    "open_by_handle_at": 304, "clock_adjtime": 305, "setns": 308, "process_vm_readv": 310,
+    "process_vm_writev": 311, "kcmp": 312, "finit_module": 313, "kexec_file_load": 320, "bpf": 321,
+    "userfaultfd": 323, "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
+    "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
+    "pidfd_getfd": 438, "process_madvise": 440, "mount_setattr": 442}}
+_ARM64 = {"arch": 0xC00000B7, "x32_bit": None, "clone": 220, "clone3": 435, "denied": {
+    "lookup_dcookie": 18, "umount2": 39, "mount": 40, "pivot_root": 41, "chroot": 51, "vhangup": 58,
+    "quotactl": 60, "acct": 89, "unshare": 97, "kexec_load": 104, "init_module": 105, "delete_module": 106,
+    "clock_settime": 112, "syslog": 116, "ptrace": 117, "reboot": 142, "sethostname": 161,
+    "setdomainname": 162, "settimeofday": 170, "adjtimex": 171, "add_key": 217, "request_key": 218,
+    "keyctl": 219, "swapon": 224, "swapoff": 225, "perf_event_open": 241, "fanotify_init": 262,
+    "name_to_handle_at": 264, "open_by_handle_at": 265, "clock_adjtime": 266, "setns": 268,
+    "process_vm_readv": 270, "process_vm_writev": 271, "kcmp": 272, "finit_module": 273,
+    "bpf": 280, "userfaultfd": 282, "kexec_file_load": 294, "io_uring_setup": 425, "io_uring_enter": 426,
+    "io_uring_register": 427, "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431,
+    "fsmount": 432, "fspick": 433, "pidfd_getfd": 438, "process_madvise": 440, "mount_setattr": 442}}
+TABLES = {"x86_64": _X86_64, "aarch64": _ARM64}
+
+
+def table(machine: str | None = None) -> dict | None:
+    """The syscall table of this machine (platform.machine()), None where there is none here."""
+    return TABLES.get(machine or platform.machine())
+
+
+def denied_names(machine: str | None = None) -> list[str]:
+    t = table(machine)
+    return sorted(t["denied"]) if t else []
+
+
+def program(machine: str | None = None) -> bytes | None:
+    """The filter as bytes of struct sock_filter, or None on a machine without a table."""
+    t = table(machine)
+    if t is None:
+        return None
+    # (code, jt label or offset, jf label or offset, k); labels resolved below
+    ins: list[list] = [[_LD_W_ABS, 0, 0, _ARCH], [_JEQ, 1, 0, t["arch"]], [_RET, 0, 0, RET_ERRNO | EPERM],
+                       [_LD_W_ABS, 0, 0, _NR]]
+    if t["x32_bit"]:
+        ins.append([_JGE, "deny", 0, t["x32_bit"]])
+    ins.append([_JEQ, "enosys", 0, t["clone3"]])
+    ins.append([_JEQ, "clone", 0, t["clone"]])
+    for nr in sorted(t["denied"].values()):
+        ins.append([_JEQ, "deny", 0, nr])
+    labels = {}
+    ins.append([_RET, 0, 0, RET_ALLOW])
+    labels["clone"] = len(ins)
+    ins += [[_LD_W_ABS, 0, 0, _ARG0], [_JSET, "deny", 0, CLONE_NEW_FLAGS], [_RET, 0, 0, RET_ALLOW]]
+    labels["deny"] = len(ins)
+    ins.append([_RET, 0, 0, RET_ERRNO | EPERM])
+    labels["enosys"] = len(ins)
+    ins.append([_RET, 0, 0, RET_ERRNO | ENOSYS])
+    out = bytearray()
+    for i, (code, jt, jf, k) in enumerate(ins):
+        jt = labels[jt] - i - 1 if isinstance(jt, str) else jt
+        jf = labels[jf] - i - 1 if isinstance(jf, str) else jf
+        assert 0 <= jt < 256 and 0 <= jf < 256, "a jump out of reach"
+        out += struct.pack("<HBBI", code, jt, jf, k)
+    return bytes(out)
+
+
+def program_fd() -> int | None:
+    """A file descriptor holding `program()` at offset 0, for `bwrap --seccomp FD` (the
+    caller passes it to the child and closes its own copy); None without a table."""
+    prog = program()
+    if prog is None:
+        return None
+    fd = os.memfd_create("grader-seccomp", 0) if hasattr(os, "memfd_create") else None
+    if fd is None:
+        import tempfile
+        fd = os.dup(tempfile.TemporaryFile().fileno())
+    os.write(fd, prog)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
