@@ -93,7 +93,8 @@ def _precision(path: Path) -> str:
 
 def _benchmark(cfg: config.Config) -> str:
     from grader import gpu
-    from grader.judge import RECHECK_SAMPLES
+    from grader.bench import ROWS_PER_HEAD
+    from grader.judge import RECHECK_SAMPLES, SDPA_CAP
     b = cfg.bench_shapes[0]
     sizes = ", ".join(str(s.S) for s in cfg.bench_shapes)
     return (f"Shapes: B = {b.B}, H = {b.H}, D = {b.D}, S = {sizes}; float32.\n\n"
@@ -106,10 +107,17 @@ def _benchmark(cfg: config.Config) -> str:
             f"warm-up calls, then {cfg.min_reps}–{cfg.max_reps} timed calls (about {cfg.rep_ms:g} ms per "
             "kernel); the median.\n\n"
             "Every timed call gets inputs no call has seen before, so a kernel gains nothing from "
-            f"remembering answers. At each size {RECHECK_SAMPLES} of your timed calls, chosen at random, "
-            "run on the grader's own inputs and their outputs are checked against float64: a kernel "
-            "must be right when timed, not only on the check inputs. If the machine was busy or the "
-            "timings spread widely, the summary and the report say so (`bench_quality`).\n")
+            "remembering answers. On the CPU the grader makes each round's inputs itself and sends them "
+            f"just before the round, and checks {ROWS_PER_HEAD} random rows of every head of **every** "
+            "output your kernel returns while timed against float64 (taken the moment the call "
+            f"returns); on CUDA {RECHECK_SAMPLES} of your timed calls at each size, chosen at random, run "
+            "on the grader's own inputs and their outputs are checked. A kernel must be right when "
+            "timed, not only on the check inputs. The tier is decided by the ratio of the **medians**: "
+            "no single fast call moves it. On the CPU the grader also times SDPA in its own process, "
+            f"and your slowdown is taken against at most {SDPA_CAP:g}x that (SDPA beside your kernel can "
+            "run slower: your OpenMP threads still spinning, say); time a round took on the grader's "
+            "own clock beyond what its calls reported is charged to your kernel. If the machine was "
+            "busy or the timings spread widely, the summary and the report say so (`bench_quality`).\n")
 
 
 def _rubric(path: Path) -> str:
