@@ -662,7 +662,7 @@ SDPA_CAP = 1.25
 CLOCK_SLACK_MS = 0.05
 
 
-def _harness_here(shape: Shape, kernels: int, reps: int = 5) -> float:
+def _harness_here(shape: Shape, kernels: int, reps: int = 9) -> float:
     """Median time (ms) of the harness's own work of one round, done here: the inputs through
     a pipe and back into tensors, the kernel's three input copies, its output's bytes through
     a pipe, and each kernel's timer. What a round costs beyond its calls, at the least."""
