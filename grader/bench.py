@@ -153,11 +153,11 @@ class Rounds:
                     self.guard.restore()
                 fn(q.clone(), k.clone(), v.clone()) if name == "student" else fn(q, k, v)
 
-    def round(self, r: int, q, k, v, keep=None, only: list | None = None) -> dict:
-        """{name: ms} of one call of each kernel (of `only`, when given) on q, k, v. `keep(out)`
-        gets the student's output the moment its call returns, before any other kernel runs
-        (work it left running cannot finish the tensor behind the judge's back)."""
-        names = self.names if only is None else [n for n in self.names if n in only]
+    def round(self, r: int, q, k, v, keep=None) -> dict:
+        """{name: ms} of one call of each kernel on q, k, v. `keep(out)` gets the student's
+        output the moment its call returns, before any other kernel runs (work it left
+        running cannot finish the tensor behind the judge's back)."""
+        names = self.names
         samples = {}
         for i in range(len(names)):
             name = names[(r + i) % len(names)]

@@ -502,20 +502,13 @@ class Judge:
                                     payload, timeout=self.cfg.timeout_bench, max_payload=size * len(picked))
         reply = self._expect(reply)
         self.state["audit"] = reply.get("audit") if isinstance(reply.get("audit"), dict) else {}
-        if "raised" in reply:
-            raised = reply["raised"] if isinstance(reply["raised"], dict) else {}
-            kind = raised.get("kind") if raised.get("kind") in ("not_implemented", "runtime_error") else "runtime_error"
-            self.finish(kind, f"attention raised during the benchmark ({shape}): "
-                        f"{str(raised.get('message', ''))[:500]}")
+        if self._raised_in_bench(reply, shape):
             return None
         try:
             timings = plausible_timings(reply.get("timings"), set(kernels) | {"student"}, meter.wall())
         except ImplausibleTimings as e:
             raise ChildFailed("runtime_error", str(e)) from None
-        self.state.setdefault("state_changes", [])
-        for change in reply.get("state_changes", [])[:20]:
-            if isinstance(change, str) and change[:200] not in self.state["state_changes"]:
-                self.state["state_changes"].append(change[:200])
+        self._note_state_changes(reply.get("state_changes"))
         errs = []
         returned = reply.get("canaries_returned", [])
         method = str(reply.get("method", ""))[:60]
@@ -538,18 +531,33 @@ class Judge:
                 f"S={shape.S}: a call takes {probe:.3f} ms with the device synchronised but "
                 f"{timings['student'].median_ms:.3f} ms by the events on the timed stream: work left running "
                 "on another stream?")})
-        return {"row": asdict(make_row(shape, timings, None)), "recheck": None if any(e is None for e in errs)
-                else max(errs, default=0.0), "method": method,
+        return {"row": asdict(make_row(shape, timings, None)), "recheck": _worst(errs), "method": method,
                 "reps": reply.get("reps") if isinstance(reply.get("reps"), int) else None,
                 "sdpa_backend": str(extra.get("sdpa_backend", ""))[:40],
                 "quality": meter.quality(shape, timings, self.cfg)}
+
+    def _raised_in_bench(self, reply: dict, shape: Shape) -> bool:
+        """True (the verdict set) when the child says the kernel raised while benchmarked."""
+        if "raised" not in reply:
+            return False
+        raised = reply["raised"] if isinstance(reply["raised"], dict) else {}
+        kind = raised.get("kind") if raised.get("kind") in ("not_implemented", "runtime_error") else "runtime_error"
+        self.finish(kind, f"attention raised during the benchmark ({shape}): {str(raised.get('message', ''))[:500]}")
+        return True
+
+    def _note_state_changes(self, changes) -> None:
+        """The StateGuard's reported changes (data from the child), each kept once."""
+        self.state.setdefault("state_changes", [])
+        for change in (changes if isinstance(changes, list) else [])[:20]:
+            if isinstance(change, str) and change[:200] not in self.state["state_changes"]:
+                self.state["state_changes"].append(change[:200])
 
     def _bench_size_cpu(self, shape: Shape, kernels: list, rng) -> dict | None:
         """One timing of every kernel at one size on the CPU, paced and checked by the judge
         (grader/bench.py's module doc): each round on inputs made here and sent just then,
         its times held to the judge's clock, the kernel's output of every round checked on
-        random rows; then rounds of the kernel alone on the judge's clock, and SDPA in this
-        process. None when the kernel raised (the verdict is set)."""
+        random rows; then the harness's cost and SDPA measured in this process. None when the
+        kernel raised (the verdict is set)."""
         from .bench import ROWS_PER_HEAD, ImplausibleTimings, make_row, more_rounds, summarize
         from .check import make_inputs, row_error
         from .quality import Meter
@@ -566,13 +574,7 @@ class Judge:
             reply = self._expect(reply)
             if isinstance(reply.get("audit"), dict):
                 self.state["audit"] = reply["audit"]
-            if "raised" in reply:
-                raised = reply["raised"] if isinstance(reply["raised"], dict) else {}
-                kind = raised.get("kind") if raised.get("kind") in ("not_implemented", "runtime_error") else "runtime_error"
-                self.finish(kind, f"attention raised during the benchmark ({shape}): "
-                            f"{str(raised.get('message', ''))[:500]}")
-                return None
-            return reply, data, wall_ms
+            return None if self._raised_in_bench(reply, shape) else (reply, data, wall_ms)
 
         def inputs() -> tuple[tuple, bytes]:
             qkv = make_inputs(shape, rng.getrandbits(62))
@@ -593,10 +595,10 @@ class Judge:
                 if got is None:
                     return None
                 reply, data, wall_ms = got
-                got = round_samples(reply.get("samples"), names, wall_ms, r)
-                for name, ms in got.items():
+                times = round_samples(reply.get("samples"), names, wall_ms, r)
+                for name, ms in times.items():
                     samples[name].append(ms)
-                unaccounted.append(wall_ms - sum(got.values()))
+                unaccounted.append(wall_ms - sum(times.values()))
                 errs.append(row_error(data if reply.get("returned") is True else None, q, k, v, rng, ROWS_PER_HEAD))
                 r += 1
         except ImplausibleTimings as e:
@@ -605,11 +607,7 @@ class Judge:
         got = ask({"op": "bench_end"})
         if got is None:
             return None
-        reply = got[0]
-        self.state.setdefault("state_changes", [])
-        for change in (reply.get("state_changes") or [])[:20]:
-            if isinstance(change, str) and change[:200] not in self.state["state_changes"]:
-                self.state["state_changes"].append(change[:200])
+        self._note_state_changes(got[0].get("state_changes"))
         timings = {n: summarize(v) for n, v in samples.items()}
         row = asdict(make_row(shape, timings, None))
         harness_ms = _harness_here(shape, len(names))
@@ -622,8 +620,9 @@ class Judge:
         # the kernel itself can widen
         busy = _busy(quality)
         row = {**row, "judge_clock": clock} if busy else cap_baseline({**row, "judge_clock": clock})
-        return {"row": row, "clock_flags": clock_flags(shape, timings, clock), "busy": busy, "recheck": _worst(errs), "method": "cpu-perf_counter", "reps": r, "sdpa_backend": "",
-                "checked_calls": len(errs), "quality": quality}
+        return {"row": row, "clock_flags": clock_flags(shape, timings, clock), "busy": busy, "recheck": _worst(errs),
+                "method": "cpu-perf_counter", "reps": r, "sdpa_backend": "", "checked_calls": len(errs),
+                "quality": quality}
 
     # -- the result --------------------------------------------------------------------------
     def result(self) -> GradeResult:

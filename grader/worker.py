@@ -146,20 +146,11 @@ class Worker:
         judge picked (canaries: its own inputs, placed where it said) and send them back."""
         import torch
 
-        from .check import make_inputs
         shape = Shape(**h["shape"])
         canaries = h.get("canaries", [])
         sets = _tensors(payload, shape, 3 * len(canaries), "cpu") if canaries else []
         canary_inputs = {int(c["slot"]): tuple(sets[3 * i:3 * i + 3]) for i, c in enumerate(canaries)}
-        kernels = {"student": _guarded(self.kernel)}
-        for name in h.get("kernels", []):
-            if name == "sdpa":
-                import torch.nn.functional as F
-                kernels["sdpa"] = F.scaled_dot_product_attention
-            elif name in self.references:
-                kernels[name] = self.references[name]
-        # one untimed, audited call on fresh inputs of this size
-        self.audit.call(self.kernel, *make_inputs(shape, int(h["nonce"]) ^ 0x5A5A, self.device))
+        kernels = self._bench_kernels(h, shape)
         try:
             from .gpu import bench_size            # the CPU's rounds are the judge's (op_bench_round)
             timed = bench_size(kernels, shape, self.cfg, int(h["nonce"]), canary_inputs, self.guard)
@@ -178,17 +169,8 @@ class Worker:
     def op_bench_begin(self, h: dict, _) -> tuple[dict, None]:
         """One size: an audited untimed call, then the warm-up calls on inputs of its own."""
         from .bench import Rounds
-        from .check import make_inputs
         shape = Shape(**h["shape"])
-        kernels = {"student": _guarded(self.kernel)}
-        for name in h.get("kernels", []):
-            if name == "sdpa":
-                import torch.nn.functional as F
-                kernels["sdpa"] = F.scaled_dot_product_attention
-            elif name in self.references:
-                kernels[name] = self.references[name]
-        self.audit.call(self.kernel, *make_inputs(shape, int(h["nonce"]) ^ 0x5A5A, self.device))
-        self._rounds = (shape, Rounds(kernels, self.guard))
+        self._rounds = (shape, Rounds(self._bench_kernels(h, shape), self.guard))
         try:
             self._rounds[1].warmup(shape, self.cfg, int(h["nonce"]))
         except StudentError as exc:
@@ -201,10 +183,8 @@ class Worker:
         shape, rounds = self._rounds
         q, k, v = _tensors(payload, shape, 3, "cpu")
         kept: list = []
-        only = h.get("only")
         try:
-            samples = rounds.round(int(h["round"]), q, k, v, keep=lambda out: kept.append(_output_bytes(out, shape)),
-                                   only=only if isinstance(only, list) else None)
+            samples = rounds.round(int(h["round"]), q, k, v, keep=lambda out: kept.append(_output_bytes(out, shape)))
         except StudentError as exc:
             return _raised(exc, self.audit), None
         data = kept[0] if kept and kept[0] else None
@@ -214,6 +194,20 @@ class Worker:
         shape, rounds = self._rounds
         rounds.guard.restore()
         return {"state_changes": list(rounds.guard.changes), "audit": self.audit.as_dict()}, None
+
+    def _bench_kernels(self, h: dict, shape: Shape) -> dict:
+        """The kernels a bench request names ({"student": ..., "sdpa": ..., references}), after
+        one untimed, audited call of the student's on fresh inputs of this size."""
+        from .check import make_inputs
+        kernels = {"student": _guarded(self.kernel)}
+        for name in h.get("kernels", []):
+            if name == "sdpa":
+                import torch.nn.functional as F
+                kernels["sdpa"] = F.scaled_dot_product_attention
+            elif name in self.references:
+                kernels[name] = self.references[name]
+        self.audit.call(self.kernel, *make_inputs(shape, int(h["nonce"]) ^ 0x5A5A, self.device))
+        return kernels
 
     def op_exit(self, _h: dict, _) -> tuple[dict, None]:
         return {"ok": True}, None
