@@ -8,8 +8,10 @@ makes a killed batch resumable without lost or duplicated rows).
 Scoring (INSTRUCTORS.md explains it to people):
 - correctness: `config_points[i]` for each public config that passed, `hidden_points`
   for each hidden one;
-- performance (verdict `ok` only): the first tier of `[[rubric.performance]]` whose
-  `max_slowdown` the kernel meets at the largest benchmark S;
+- performance (every public config passed and the benchmark ran with every timed output
+  correct; a hidden config failing after it costs that config's points only): the first
+  tier of `[[rubric.performance]]` whose `max_slowdown` the kernel meets at the largest
+  benchmark S;
 - profiler evidence: `profile_points` when profiles/ held an export the grader read,
   `before_after_points` when it held two labelled ones;
 - written answers: `written_points` per non-empty section of report.md (provisional: a
@@ -81,6 +83,27 @@ def _largest_row(doc: dict) -> dict | None:
     return max(rows, key=lambda r: r["S"]) if rows else None
 
 
+def benchmark_counts(doc: dict) -> bool:
+    """Whether the performance tier is scored: the kernel passed every public config and
+    the benchmark ran to its end with every timed output correct. A failure after it (a
+    hidden config: wrong, crashed or out of time) costs that config's points, not the
+    benchmark's, since every timed call was of a kernel the judge checked (the verdict
+    still says the failure). `cheat_suspected` is withheld elsewhere."""
+    if doc["verdict"] == "ok":
+        return True
+    if doc["verdict"] == "cheat_suspected":
+        return False
+    public = [c for c in doc.get("checks", []) if not c.get("hidden")]
+    n_public = len(doc.get("config", {}).get("configs", []))
+    rows = doc.get("bench") or []
+    sizes = doc.get("config", {}).get("bench_sizes") or [r.get("S") for r in rows]
+    tol = doc.get("config", {}).get("tolerance")
+    timed_ok = (len(rows) == len(sizes) and len(rows) > 0 and tol is not None
+                and all(r.get("slowdown") and r.get("recheck_max_err") is not None and r["recheck_max_err"] < tol
+                        for r in rows))
+    return bool(public) and len(public) >= n_public and all(c["passed"] for c in public) and timed_ok
+
+
 def score_items(doc: dict, rubric: Rubric, hidden_count: int | None = None) -> list[Item]:
     """The rubric's items for one results document (before the late penalty)."""
     items: list[Item] = []
@@ -111,7 +134,7 @@ def score_items(doc: dict, rubric: Rubric, hidden_count: int | None = None) -> l
         best = max(p for _, p in rubric.performance)
         row = _largest_row(doc)
         pts, out = 0.0, "no benchmark (the kernel must be correct first)"
-        if row is not None and doc["verdict"] == "ok":
+        if row is not None and benchmark_counts(doc):
             from .perf_tier import decide   # a statistic a noisy run cannot flip (grader/perf_tier.py)
             decision = decide(row, rubric.performance, doc.get("bench_quality"))
             pts = decision.points
@@ -284,6 +307,16 @@ def gradescope(doc: dict, items: list[Item], late: Lateness) -> dict:
                                     "order": "desc"})
     return {"score": score, "output": f"verdict: {doc['verdict']} - {doc['message']}",
             "tests": tests, "leaderboard": leaderboard, "visibility": "visible"}
+
+
+def final_score(items: list[Item], late: Lateness) -> dict:
+    """The course's score as the returned PDF shows it: the same items and total as the
+    gradebook row and Gradescope's results (hidden configs, a person's decisions and the
+    late penalty applied); items Gradescope hides from students are left out."""
+    score, max_score = total(items, late)
+    return {"score": score, "max": max_score, "late": late.note if late.penalty else "",
+            "rows": [{"name": i.name, "score": i.score, "max": i.max_score, "output": i.output[:200]}
+                     for i in items if i.visibility != "hidden"]}
 
 
 # ---- the student's preview (make grade, report.pdf) --------------------------------------

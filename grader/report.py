@@ -99,10 +99,17 @@ def _words(text: str) -> str:
 _PROMPTS: dict = {}
 
 
+PROMPTS_FILE = Path(__file__).with_name("report_prompts.md")
+
+
 def _template_prompts() -> dict:
-    """{section key: its text} in student_template/report.md: the questions, not answers."""
+    """{section key: its text} in the template's report.md: the questions, not answers.
+
+    Read from the grader's own pristine copy (grader/report_prompts.md, shipped in the
+    Gradescope zip), never from student_template/report.md: that is the file the handout
+    tells the student to answer in, so its text is the student's answers."""
     if not _PROMPTS:
-        path = REPO_ROOT / "student_template" / "report.md"
+        path = PROMPTS_FILE
         text = path.read_text() if path.is_file() else ""
         body = re.sub(r"^---\n.*?\n---\n?", "", text, flags=re.S)
         current = None
@@ -242,8 +249,18 @@ def context(doc: dict, build: Path, profile_dir: Path | None = None, before: dic
         "flags": [{"tier": f["tier"], "detail": f["detail"]} for f in doc.get("flags", [])],
         "run_compare": _run_rows(before), "cpu_roofline": cpu_roofline,
         "verdict_without_flags": doc.get("verdict_without_flags") or "",
-        "score_preview": score_preview(doc),
+        "score_final": _final_rows(doc.get("score_final")),
+        "score_preview": None if doc.get("score_final") else score_preview(doc),
     }
+
+
+def _final_rows(score: dict | None) -> dict | None:
+    """The course's score (gradebook.final_score), formatted like the preview."""
+    if not score:
+        return None
+    return {"score": f"{score['score']:g}", "max": f"{score['max']:g}", "late": score.get("late", ""),
+            "rows": [{"name": r["name"], "score": f"{r['score']:g}", "max": f"{r['max']:g}", "output": r["output"]}
+                     for r in score.get("rows", [])]}
 
 
 # ---- score preview: the public rubric's points (grader/gradebook.py scores them) -----------
@@ -285,10 +302,12 @@ class RenderError(ReportError):
 
 
 def render(results_json: Path | str, out_pdf: Path | str, profile_dir: Path | None = None,
-           before_label: str | None = None, reread: bool = False) -> Path:
+           before_label: str | None = None, reread: bool = False, score: dict | None = None) -> Path:
     """Render the PDF for one results document; `before_label`: compare with the newest
     saved run of that label (grader/history.py); `reread`: take report.md and profiles/
-    from the submission as they are now (make report), not as they were when graded.
+    from the submission as they are now (make report), not as they were when graded;
+    `score`: the course's score (gradebook.final_score, what a batch's gradebook gives
+    this student), shown instead of the public rubric's preview.
 
     The PDF is replaced only when Typst succeeds. On a failure an existing PDF is moved
     to `<name>.STALE.pdf` and `<name>.FAILED.txt` says why, so that no PDF that looks
@@ -313,7 +332,7 @@ def render(results_json: Path | str, out_pdf: Path | str, profile_dir: Path | No
             raise ReportError(str(e)) from None
     from datetime import datetime, timezone
     graded = datetime.fromtimestamp(results_json.stat().st_mtime, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    doc = {**doc, "graded_at": graded, "reread": reread_note(doc) if reread else ""}
+    doc = {**doc, "graded_at": graded, "reread": reread_note(doc) if reread else "", "score_final": score}
     if reread:
         doc = refreshed(doc, profile_dir)
     try:

@@ -293,6 +293,51 @@ def test_collect_scores_with_the_hidden_configs_and_times_the_shards_recorded(tm
     assert any(t["name"] == "correctness: hidden config 1" and t["score"] == 5 for t in gs["tests"])
 
 
+def _pdf_score(pdf: Path) -> tuple[float, float]:
+    from pypdf import PdfReader
+    text = " ".join("".join(p.extract_text() for p in PdfReader(pdf).pages).split())
+    m = re.search(r"([\d.]+) of ([\d.]+) points: the course.s grade", text)
+    assert m, text[:1500]
+    return float(m[1]), float(m[2])
+
+
+def test_one_score_per_student_in_the_gradebook_gradescope_and_the_returned_pdf(tmp_path):
+    """Issue 33, items 5 and 6: after a hidden failure, a late penalty and an override, the
+    PDF a student gets back shows the gradebook's score; it is re-rendered when an
+    override changes that score, and left alone when nothing changed."""
+    pytest.importorskip("typst")
+    from grader import config
+    from grader.batch import write_gradebook
+    from grader.batch.outputs import rebuild_from_record
+    cfg, _ = _hidden_cfg(tmp_path)
+    out = tmp_path / "out"
+    doc = json.loads(RESULT.read_text())
+    doc["checks"].append({**doc["checks"][0], "config": None, "max_err": None, "name": "hidden 1", "hidden": True,
+                          "passed": False, "message": "wrong (details are withheld on hidden configs)"})
+    doc.update(verdict="wrong_answer", message="hidden 1: wrong (details are withheld on hidden configs)")
+    folder = out / "students" / "bob"
+    folder.mkdir(parents=True)
+    (folder / "results.json").write_text(json.dumps({**doc, "submission": {**doc["submission"], "name": "bob"}}))
+    (folder / "batch.json").write_text(json.dumps({"submission": "bob", "key": "k"}))
+    rubric, deadline = config.load_rubric(FAST)
+    [row] = write_gradebook(out, ["bob"], cfg, rubric, deadline, STAMPS, render_pdf=True)
+    gs = json.loads((folder / "results_gradescope.json").read_text())
+    perf = next(t for t in gs["tests"] if t["name"] == "performance vs SDPA")
+    assert perf["score"] > 0 and row["late_days"] == 1                 # the hidden failure kept the benchmark
+    assert _pdf_score(folder / "report.pdf") == (row["score"], row["max_score"]) and gs["score"] == row["score"]
+    (out / "overrides.csv").write_text("student,item,value,reason,reviewer\nbob,config1,4,partly hard-coded,ta\n")
+    assert rebuild_from_record(out)
+    new = {r["submission"]: r for r in _rows_csv(out)}["bob"]
+    assert float(new["score"]) < row["score"] and _pdf_score(folder / "report.pdf")[0] == float(new["score"])
+    stamp = (folder / "report.pdf").stat().st_mtime_ns
+    assert rebuild_from_record(out) and (folder / "report.pdf").stat().st_mtime_ns == stamp
+
+
+def _rows_csv(out: Path) -> list:
+    with open(out / "grades.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
 def test_grading_json_keeps_the_secrets_out(tmp_path):
     cfg, _ = _hidden_cfg(tmp_path)
     _shard(tmp_path / "s1", ["alice"], cfg, 1, 1)

@@ -180,3 +180,46 @@ def test_the_gradebook_shows_hidden_max_err_from_the_instructors_copy_only():
     full = [{"name": "hidden 1", "config": {"B": 1, "H": 2, "S": 300, "D": 64}, "max_err": 3.5e-07, "passed": True}]
     r = gb.row(doc, items, late, [128], 3, 1, hidden_private=full)
     assert r["hidden1_max_err"] == 3.5e-07 and r["hidden1_passed"] is True
+
+
+def _hidden_failure(doc: dict, verdict: str = "wrong_answer") -> dict:
+    """The fixture graded with one hidden config, which the kernel failed after the benchmark."""
+    hidden = {**doc["checks"][0], "config": None, "max_err": None, "name": "hidden 1", "hidden": True,
+              "passed": False, "message": "wrong (details are withheld on hidden configs)"}
+    return {**doc, "verdict": verdict, "message": "hidden 1: wrong", "checks": [*doc["checks"], hidden]}
+
+
+@pytest.mark.parametrize("verdict", ["wrong_answer", "runtime_error", "timeout"])
+def test_a_hidden_failure_costs_its_points_not_the_benchmarks(verdict):
+    """Issue 33, item 5: the benchmark ran on a kernel correct on every public config, with
+    every timed output checked; a hidden config failing after it costs hidden_points only."""
+    rubric, _ = config.load_rubric(Path(__file__).resolve().parent / "fast_config.toml")
+    ok = json.loads((FIXTURES / "cpu_fused.json").read_text())
+    on_time = gb.Lateness(0, 0.0, None, "")
+    passed = {**ok, "checks": [*_hidden_failure(ok)["checks"][:-1],
+                               {**_hidden_failure(ok)["checks"][-1], "passed": True, "message": ""}]}
+    full, _ = gb.total(gb.score_items(passed, rubric, hidden_count=1), on_time)
+    items = gb.score_items(_hidden_failure(ok, verdict), rubric, hidden_count=1)
+    by = {i.key: i for i in items}
+    assert by["hidden1"].score == 0 and by["performance"].score > 0
+    assert gb.total(items, on_time)[0] == full - rubric.hidden_points
+
+
+def test_the_benchmark_does_not_count_when_it_did_not_finish_or_a_timed_output_was_wrong():
+    rubric, _ = config.load_rubric(Path(__file__).resolve().parent / "fast_config.toml")
+    ok = json.loads((FIXTURES / "cpu_fused.json").read_text())
+    wrong_timed = {**ok, "verdict": "wrong_answer", "bench": [*ok["bench"][:-1], {**ok["bench"][-1], "recheck_max_err": 0.5}]}
+    cut_short = {**ok, "verdict": "runtime_error", "bench": ok["bench"][:-1]}
+    public_wrong = {**ok, "verdict": "wrong_answer", "checks": [{**ok["checks"][0], "passed": False}, *ok["checks"][1:]]}
+    for doc in (wrong_timed, cut_short, public_wrong, {**ok, "verdict": "cheat_suspected"}):
+        assert {i.key: i for i in gb.score_items(doc, rubric)}["performance"].score == 0, doc["verdict"]
+
+
+def test_the_final_score_is_the_gradebooks_total_with_the_late_penalty():
+    rubric, _ = config.load_rubric(Path(__file__).resolve().parent / "fast_config.toml")
+    doc = _hidden_failure(json.loads((FIXTURES / "cpu_fused.json").read_text()))
+    items = gb.score_items(doc, rubric, hidden_count=1)
+    late = gb.lateness("2026-12-13T00:13:59+00:00", DUE)
+    final = gb.final_score(items, late)
+    assert (final["score"], final["max"]) == gb.total(items, late)
+    assert final["score"] == gb.gradescope(doc, items, late)["score"] and "1 day late" in final["late"]

@@ -1,7 +1,10 @@
 """grader/report.py: canned results (real grades) -> PDF; the PDF's text is checked with pypdf."""
 import json
+import os
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -381,6 +384,44 @@ def test_template_questions_are_not_answers():
     answered = template.replace("on the roofline, and by how much did the time change?",
                                 "on the roofline, and by how much did the time change?\n\nIt moved right.")
     assert set(split_answers(answered)[1]) == {"fusion"}
+
+
+def _answered_in_place(tree: Path) -> str:
+    """The handout's flow: the student answers in student_template/report.md itself."""
+    path = tree / "student_template" / "report.md"
+    text = path.read_text()
+    for prompt in ("(SOL Memory % vs Compute %, DRAM %) and your arithmetic-intensity calculation.",
+                   "What does PyTorch do that you don't?", "What does that say about the bottleneck at long context?",
+                   "on the roofline, and by how much did the time change?"):
+        assert prompt in text, prompt
+        text = text.replace(prompt, prompt + "\n\nMy own answer, with numbers.")
+    path.write_text(text)
+    return text
+
+
+def test_answers_written_in_the_template_itself_count(tmp_path):
+    """Issue 33, item 1: the prompts to discount are the grader's pristine copy, not the file
+    the student edits (a copy of the checkout whose student_template/report.md is answered)."""
+    files = subprocess.run(["git", "ls-files", "grader", "student_template", "assignment", "pyproject.toml"],
+                           cwd=REPO, capture_output=True, text=True, check=True).stdout.split()
+    for f in files:
+        (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO / f, tmp_path / f)
+    answered = _answered_in_place(tmp_path)
+    code = ("import json, sys; from grader.report import split_answers; "
+            "print(json.dumps(sorted(split_answers(sys.stdin.read())[1])))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, input=answered, capture_output=True,
+                         text=True, env={**os.environ, "PYTHONPATH": str(tmp_path)}, check=True).stdout
+    assert json.loads(out) == ["bound", "fusion", "gap", "length"]
+
+
+def test_the_pristine_prompts_are_the_committed_template():
+    """grader/report_prompts.md is student_template/report.md as the course ships it."""
+    shipped = subprocess.run(["git", "show", "HEAD:student_template/report.md"], cwd=REPO,
+                             capture_output=True, text=True)
+    if shipped.returncode != 0:
+        pytest.skip("not a git checkout")
+    assert (REPO / "grader" / "report_prompts.md").read_text() == shipped.stdout
 
 
 def test_cpu_profiles_before_after_and_their_conditions(tmp_path):

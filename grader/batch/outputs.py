@@ -65,9 +65,10 @@ def with_references(result: GradeResult, ref_doc: dict | None, slot: str) -> dic
 
 def write_submission(folder: Path, work: Path, doc: dict, record: dict, render_pdf: bool,
                      render_slot, log, output: str | None = None, private: dict | None = None,
-                     private_folder: Path | None = None) -> dict:
+                     private_folder: Path | None = None, score=None) -> dict:
     """One graded submission's outputs into `folder`: results.json, report.pdf (holding
-    `render_slot` while rendering), output.log (what the kernel printed before the hidden
+    `render_slot` while rendering; `score(doc)`: the gradebook's score it shows, so that the
+    gradebook's rebuild finds it current), output.log (what the kernel printed before the hidden
     configs ran, from the judge's memory), then batch.json last, which marks it complete.
     `private` (the hidden configs' full results and output) goes to `private_folder`,
     never beside the student's files. Returns the batch.json record."""
@@ -80,17 +81,13 @@ def write_submission(folder: Path, work: Path, doc: dict, record: dict, render_p
             mine.unlink(missing_ok=True)
     doc["submission"]["name"] = record["submission"]
     write_json_atomic(folder / "results.json", doc)
+    score = score(doc) if score is not None and render_pdf else None
     pdf_note = ""
     if render_pdf:
-        from ..report import ReportError, render
         with render_slot:
-            try:
-                render(folder / "results.json", folder / "report.pdf")
-            except (ReportError, ImportError) as e:
-                pdf_note = f"report.pdf not written: {e}"
-            except Exception as e:  # noqa: BLE001 - a report bug must not lose the grade
-                pdf_note = f"report.pdf not written (grader bug, please report): {type(e).__name__}: {e}"[:500]
-                log(f"{record['submission']}: {pdf_note}")
+            pdf_note = render_pdf_with(folder, score)
+        if "grader bug" in pdf_note:
+            log(f"{record['submission']}: {pdf_note}")
     if output is not None:
         tmp = folder / ".output.log.tmp"
         tmp.write_text(printable(output))       # an instructor cats it: no escape runs
@@ -124,11 +121,67 @@ def read_overrides(out: Path, setup: record.GradingSetup) -> list:
     return rows
 
 
+def _scored(out: Path, sid: str, doc: dict, setup: record.GradingSetup, chosen: dict):
+    """(items, lateness) of one student: the rubric, the hidden configs, overrides, late policy."""
+    from .. import gradebook as gb
+    from ..overrides import OverrideError
+    try:
+        items = gb.scored(doc, setup.rubric, setup.n_hidden, chosen)
+    except OverrideError as e:
+        raise BatchError(f"{out / 'overrides.csv'}: {e}") from None
+    extension = chosen["extension"].number if "extension" in chosen else 0
+    return items, gb.lateness(setup.stamps.get(sid), setup.deadline, extension)
+
+
+def course_score(out: Path, sid: str, doc: dict, setup: record.GradingSetup) -> dict | None:
+    """The score the gradebook gives this student now (gradebook.final_score); None when
+    overrides.csv cannot be read (the gradebook's rebuild then says why)."""
+    from .. import gradebook as gb
+    from ..overrides import for_student
+    try:
+        items, late = _scored(out, sid, doc, setup, for_student(read_overrides(out, setup), sid))
+    except BatchError:
+        return None
+    return gb.final_score(items, late)
+
+
+SCORE_SHOWN = ".report_score.json"     # the score the student's report.pdf shows
+
+
+def render_pdf_with(folder: Path, score: dict | None) -> str:
+    """report.pdf from results.json, showing `score`; '' or why it was not written."""
+    from ..report import ReportError, render
+    (folder / SCORE_SHOWN).unlink(missing_ok=True)
+    try:
+        render(folder / "results.json", folder / "report.pdf", score=score)
+    except (ReportError, ImportError) as e:
+        return f"report.pdf not written: {e}"
+    except Exception as e:  # noqa: BLE001 - a report bug must not lose the grade
+        return f"report.pdf not written (grader bug, please report): {type(e).__name__}: {e}"[:500]
+    if score is not None:
+        write_json_atomic(folder / SCORE_SHOWN, score)
+    return ""
+
+
+def refresh_pdf(folder: Path, score: dict) -> None:
+    """Re-render report.pdf when the score it shows is not the gradebook's (hidden configs,
+    an override, a late penalty or the rubric changed since): one score per student."""
+    try:
+        shown = json.loads((folder / SCORE_SHOWN).read_text())
+    except (OSError, ValueError):
+        shown = None
+    if shown == json.loads(json.dumps(score)) and (folder / "report.pdf").is_file():
+        return
+    note = render_pdf_with(folder, score)
+    if note:
+        print(f"{folder.name}: {note}", file=sys.stderr)
+
+
 def rebuild(out: Path, ids: list[str], setup: record.GradingSetup, render_pdf: bool = True) -> list[dict]:
     """grades.csv, results_gradescope.json and summary.pdf from the student folders, the
     setup and OUT/overrides.csv (read, never written)."""
     from .. import gradebook as gb
-    from ..overrides import OverrideError, for_student
+    from ..overrides import for_student
     overrides = read_overrides(out, setup)
     rows, docs = [], []
     n_public, n_hidden = len(setup.config.configs), setup.n_hidden
@@ -140,12 +193,7 @@ def rebuild(out: Path, ids: list[str], setup: record.GradingSetup, render_pdf: b
         except (OSError, ValueError):
             continue         # not graded (yet): a later run will
         chosen = for_student(overrides, sid)
-        try:
-            items = gb.scored(doc, setup.rubric, n_hidden, chosen)
-        except OverrideError as e:
-            raise BatchError(f"{out / 'overrides.csv'}: {e}") from None
-        extension = chosen["extension"].number if "extension" in chosen else 0
-        late = gb.lateness(setup.stamps.get(sid), setup.deadline, extension)
+        items, late = _scored(out, sid, doc, setup, chosen)
         try:                 # the hidden configs' max_err: only the instructor's copy has it
             hidden_private = json.loads((out / "instructor" / f"{sid}.json").read_text())["hidden_checks"]
         except (OSError, ValueError, KeyError, TypeError):
@@ -156,6 +204,8 @@ def rebuild(out: Path, ids: list[str], setup: record.GradingSetup, render_pdf: b
         rows.append(row)
         docs.append(doc)
         write_json_atomic(folder / "results_gradescope.json", gb.gradescope(doc, items, late))
+        if render_pdf:
+            refresh_pdf(folder, gb.final_score(items, late))
     unknown = sorted({o.student for o in overrides} - set(ids))
     if unknown and setup.shard == (1, 1):
         print(f"note: overrides.csv names students this folder does not hold: {', '.join(unknown)}",

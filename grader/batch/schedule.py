@@ -25,8 +25,9 @@ from pathlib import Path
 from ..config import Config, Deadline, Rubric
 from ..result import GradeResult, write_json_atomic
 from .discover import BatchError, Entry, discover_all, extract_zip, read_timestamps, shard_of, stage, submission_key
-from .outputs import student_folder, with_references, write_gradebook, write_submission
+from .outputs import course_score, student_folder, with_references, write_gradebook, write_submission
 from .policy import hidden_paths, prove_sandbox, sandbox_mode, warn
+from .record import setup_from
 
 AHEAD_PER_GPU = 3              # GPU children per GPU: the one timing + those started ahead
 
@@ -85,6 +86,7 @@ class Batch:
         self.done = 0
         self.lock = threading.Lock()
         self.started = time.monotonic()
+        self._grading_setup = None
 
     # -- setup -------------------------------------------------------------------------
     def _backend(self, sub) -> str:
@@ -227,7 +229,21 @@ class Batch:
         return write_submission(student_folder(self.out, entry.id), self.out / ".work" / entry.id, doc, record,
                                 self.opts.render_pdf, self.compile_slots, self.log,
                                 output=judge.output_public if judge is not None else None,
-                                private=private, private_folder=self.out / "instructor")
+                                private=private, private_folder=self.out / "instructor",
+                                score=lambda d: course_score(self.out, entry.id, d, self._setup()))
+
+    def _setup(self):
+        """What the gradebook scores with (its rubric, hidden count, deadline, times), so the
+        PDF written now shows the score the gradebook will give."""
+        with self.lock:
+            if self._grading_setup is None:
+                opts = self.opts
+                try:
+                    stamps = read_timestamps(self._timestamps_file())
+                except BatchError:
+                    stamps = {}        # the gradebook's rebuild says why, and re-renders the PDF
+                self._grading_setup = setup_from(opts.cfg, opts.rubric, opts.deadline, stamps, opts.shard)
+            return self._grading_setup
 
     # -- the whole batch -----------------------------------------------------------------
     def run(self) -> dict:
