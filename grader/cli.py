@@ -71,6 +71,10 @@ def _write_report(results: Path, pdf: Path, before: str | None, reread: bool) ->
     from .report import EXIT_REPORT, RenderError, ReportError, render
     try:
         print(f"report written to {render(results, pdf, before_label=before, reread=reread)}")
+        if before:
+            pdf.with_suffix(COMPARED).write_text(before + "\n")
+        else:
+            pdf.with_suffix(COMPARED).unlink(missing_ok=True)
     except RenderError as e:
         print(f"error: {pdf} was NOT written: {e}\n  (why, and what happened to an older PDF: "
               f"{pdf.with_name(pdf.stem + '.FAILED.txt')})", file=sys.stderr)
@@ -182,7 +186,21 @@ def cmd_roofline(args) -> int:
 def cmd_report(args) -> int:
     """Re-render the PDF from a results JSON, re-reading report.md and profiles/ from the
     submission (unless --as-graded): no kernel runs, no number is re-timed."""
-    return _write_report(Path(args.results), Path(args.out), args.before, reread=not args.as_graded)
+    before, pdf = args.before, Path(args.out)
+    if before is None:            # the comparison the last `grade --before` drew stays (make report)
+        try:
+            before = pdf.with_suffix(COMPARED).read_text().strip() or None
+        except OSError:
+            before = None
+        if before:
+            print(f"comparing with your run labelled {before!r}, as the grade that wrote {pdf} did "
+                  f"(--before none to leave the comparison out)")
+    if before == "none":
+        before = None
+    return _write_report(Path(args.results), pdf, before, reread=not args.as_graded)
+
+
+COMPARED = ".before"     # beside report.pdf: the label its before/after comparison was drawn with
 
 
 def cmd_ai(args) -> int:
@@ -389,7 +407,8 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("results", help="the JSON `grade --json` wrote")
     rp.add_argument("--out", default="report/report.pdf")
     rp.add_argument("--before", metavar="LABEL", help="compare with the newest saved run of this label "
-                    "(grade --label LABEL saved it in history/ beside the results JSON)")
+                    "(grade --label LABEL saved it in history/ beside the results JSON); default: the "
+                    "label the PDF was last drawn with (none: no comparison)")
     rp.add_argument("--as-graded", action="store_true", help="report.md and profiles/ as they were when "
                     "graded (default: read them again from the submission)")
     rp.set_defaults(func=cmd_report)

@@ -205,6 +205,19 @@ def _row_factor(got, expected, q, k, v, bad, err, tolerance, slices):
 # ---- a whole grade -----------------------------------------------------------------------
 
 NO_OUTPUT = ("attention raised", "the kernel crashed", "the kernel took longer")
+HEAD_DIM_WORDS = ("hard-coded", "head dimension", "output dims")
+TILE_WORDS = ("tile",)
+
+
+def _agrees(failed: list[dict], words: tuple) -> bool:
+    """No failed config's own diagnosis names a different cause: each matched none of the
+    usual mistakes, or names one of `words` (a cross-config pattern never contradicts the
+    per-config message the student reads beside it)."""
+    for c in failed:
+        message = str(c.get("message", ""))
+        if "the error matches" in message and not any(w in message for w in words):
+            return False
+    return True
 
 
 def across_configs(checks: list[dict]) -> str | None:
@@ -231,13 +244,15 @@ def across_configs(checks: list[dict]) -> str | None:
                     f"{EXP_OVERFLOW:.1f}, so subtract each row's maximum score before exp()")
         return (f"{what}: large scores magnify any error in q·k, so the scores need full fp32 products "
                 "(single-pass TF32 or bf16 fail here); or the max shift is applied to only part of the row")
+    if not passed:
+        return None            # a pattern over sizes needs a config that passed to contrast with
     D = {c["config"]["D"] for c in failed}
-    if len(D) == 1 and all(c["config"]["D"] not in D for c in passed):
+    if len(D) == 1 and all(c["config"]["D"] not in D for c in passed) and _agrees(failed, HEAD_DIM_WORDS):
         return (f"wrong only at D = {D.pop()} ({names}): a head dimension hard-coded somewhere (array sizes, "
                 "loop bounds, the 1/√D scale)?")
     tiles = [t for t in TILES if all(c["config"]["S"] % t for c in failed)
              and all(c["config"]["S"] % t == 0 for c in passed)]
-    if tiles:
+    if tiles and _agrees(failed, TILE_WORDS):
         sizes = ", ".join(str(c["config"]["S"]) for c in failed)
         return (f"wrong only where S is not a multiple of a tile ({names}: S = {sizes}, not a multiple of "
                 f"{', '.join(map(str, tiles))}; every config that passes has such an S): the last partial "

@@ -249,9 +249,17 @@ def context(doc: dict, build: Path, profile_dir: Path | None = None, before: dic
         "flags": [{"tier": f["tier"], "detail": f["detail"]} for f in doc.get("flags", [])],
         "run_compare": _run_rows(before), "cpu_roofline": cpu_roofline,
         "verdict_without_flags": doc.get("verdict_without_flags") or "",
+        "timing_noisy": _noisy(doc.get("bench_quality")),
         "score_final": _final_rows(doc.get("score_final")),
         "score_preview": None if doc.get("score_final") else score_preview(doc),
     }
+
+
+def _noisy(quality: dict | None) -> list | None:
+    """The reasons the timings are noisy (the terminal's TIMINGS NOISY lines), or None."""
+    if not quality or quality.get("status") != "noisy":
+        return None
+    return [str(r) for r in quality.get("reasons", [])[:6]] or ["the machine was busy or the timings spread"]
 
 
 def _final_rows(score: dict | None) -> dict | None:

@@ -171,3 +171,21 @@ def test_tail_bug_kernel_is_named(grade_cpu):
     bad = next(c for c in result.checks if not c.passed)
     assert "rows past the last full tile: every row from 320 on is wrong" in bad.message
     assert "not a multiple of a tile" in across_configs([asdict(c) for c in result.checks])
+
+
+def test_a_cross_config_pattern_needs_a_passing_config_and_agrees_with_the_per_config_diagnosis():
+    """Issue 33 item 7 / issue 32: no config passed (one wrong, three crashed) is not "wrong
+    only at D = 64"; a per-config diagnosis that names another cause is not contradicted."""
+    crash = "the kernel crashed: the process crashed with SIGSEGV"
+    none_passed = [_check("config 1", 128, 64, False, "max_err 0.3 >= tolerance 0.001"),
+                   _check("config 2", 333, 64, False, crash), _check("config 3", 256, 128, False, crash),
+                   _check("config 4", 256, 64, False, crash, qk_std=8.0)]
+    assert across_configs(none_passed) is None
+    scale = "max_err 0.2: the error matches a missing 1/√D scale (softmax(q·kᵀ)·v); worst element at ..."
+    d64 = [_check("config 1", 128, 64, False, scale), _check("config 3", 256, 128, True)]
+    assert across_configs(d64) is None
+    tail_passes = [_check("config 1", 128, 64, True), _check("config 2", 333, 64, False, scale)]
+    assert across_configs(tail_passes) is None
+    hard = "the error matches a scale of 1/√64 at D = 128: is the head dimension hard-coded to 64?; worst ..."
+    assert "wrong only at D = 128" in across_configs([_check("config 1", 128, 64, True),
+                                                      _check("config 3", 256, 128, False, hard)])

@@ -85,3 +85,27 @@ def _write(tmp_path: Path, doc: dict) -> Path:
     path = tmp_path / "results.json"
     path.write_text(json.dumps(doc))
     return path
+
+
+def _pdf_text(pdf: Path) -> str:
+    from pypdf import PdfReader
+    return " ".join("".join(p.extract_text() for p in PdfReader(pdf).pages).split())
+
+
+def test_make_report_keeps_the_comparison_and_the_noise_warning(tmp_path):
+    """Issue 33, item 7: `make report` (report without --before) after `make grade BEFORE=naive`
+    keeps the before/after comparison; a noisy grade's PDF carries the terminal's warning."""
+    history.save(_results(tmp_path, scale=2.0), "naive")
+    now = _results(tmp_path)
+    doc = json.loads(now.read_text())
+    now.write_text(json.dumps({**doc, "bench_quality": {"status": "noisy", "reasons": ["S=1024: spread 31% (IQR/median)"]}}))
+    pdf = tmp_path / "report.pdf"
+    report = lambda *extra: subprocess.run([sys.executable, "-m", "grader", "report", str(now), "--out", str(pdf),  # noqa: E731
+                                            "--as-graded", *extra], cwd=REPO, capture_output=True, text=True)
+    assert report("--before", "naive").returncode == 0
+    again = report()                                        # what `make report` runs
+    assert again.returncode == 0 and "comparing with your run labelled 'naive'" in again.stdout
+    text = _pdf_text(pdf)
+    assert "This run vs your run labelled" in text and "Timings noisy" in text and "spread 31%" in text
+    assert report("--before", "none").returncode == 0 and "This run vs" not in _pdf_text(pdf)
+    assert report().returncode == 0 and "This run vs" not in _pdf_text(pdf)     # and that choice stays

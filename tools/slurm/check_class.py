@@ -6,8 +6,9 @@ that the two gradebooks agree row for row.
 Steps (each timed): the fixture class (tools/fixture_class.py) with a hidden config, a
 timestamps file (a late and a too-late submission) and the fast test config; a one-machine
 `grader batch`; a single-node Slurm cluster on this machine (tools/slurm/cluster.sh, needs
-root and the slurm-wlm and munge packages); the documented array (tools/slurm/grade.sbatch,
-one job per shard) and a `collect` job depending on it (tools/slurm/collect.sbatch); the
+root and the slurm-wlm and munge packages); the documented submit (tools/slurm/submit.sh:
+the array of tools/slurm/grade.sbatch, one job per shard, asking for the CPUs the node has,
+and a `collect` job depending on it, tools/slurm/collect.sbatch); the
 comparison; the cluster stopped.
 
 Compared: every column of grades.csv except the timings (`student_ms_S*`, `sdpa_ms_S*`,
@@ -139,11 +140,19 @@ def main() -> int:
         # every CPU per shard: one shard at a time, timed like the one-machine batch (a
         # cluster gives each shard its own node; two shards sharing 2 cores change verdicts
         # that race a limit against the clock, e.g. the fork storm's)
-        job = run(["sbatch", "--parsable", f"--array=1-{args.shards}", f"--cpus-per-task={CPUS}",
-                   f"--output={work}/grade-%a.log", "tools/slurm/grade.sbatch", subs, work / "grid", hidden,
-                   *flags], cwd=REPO, env=env).stdout.strip().split(";")[0]
-        run(["sbatch", "--parsable", "--wait", f"--dependency=afterany:{job}", f"--output={work}/collect.log",
-             "tools/slurm/collect.sbatch", work / "grid", "--no-pdf"], cwd=REPO, env=env, timeout=3600)
+        # a request no node can meet is refused at once, with the nodes' sizes (it would pend forever)
+        big = subprocess.run(["tools/slurm/submit.sh", "--cpus", str(CPUS + 1), subs, work / "never"],
+                             cwd=REPO, env=env, capture_output=True, text=True)
+        if big.returncode != 2 or "pend forever" not in big.stderr:
+            raise SystemExit(f"submit.sh --cpus {CPUS + 1} on a {CPUS}-CPU node was not refused: {big.stderr}")
+        # the documented submit (tools/slurm/submit.sh): the CPUs per shard come from sinfo,
+        # the node's own count here, so the request never exceeds what a node has
+        submitted = run(["tools/slurm/submit.sh", "--shards", str(args.shards), "--wait", "--logs", work,
+                         subs, work / "grid", hidden, *flags], cwd=REPO,
+                        env={**env, "GRADER_COLLECT_FLAGS": "--no-pdf"}, timeout=3600)
+        print(submitted.stdout.strip())
+        if f"{CPUS} CPUs each" not in submitted.stdout:
+            raise SystemExit(f"submit.sh did not ask for this node's {CPUS} CPUs per shard: {submitted.stdout}")
         times["slurm array + collect"] = time.monotonic() - t
     finally:
         subprocess.run(["tools/slurm/cluster.sh", "stop", work / "slurm"], cwd=REPO)
