@@ -9,10 +9,10 @@ from collections import Counter
 from datetime import date
 from pathlib import Path
 
-from .config import REPO_ROOT, Config
+from .config import Config
 from .report import format_ms, lit, render_template
 
-TEMPLATE = REPO_ROOT / "student_template" / "attention.py"
+TEMPLATE = Path(__file__).parent / "pristine" / "attention.py"   # the handout's template, as shipped
 
 
 def _chart(speedups: list[float], ref: float | None, path: Path) -> None:

@@ -99,13 +99,13 @@ def _words(text: str) -> str:
 _PROMPTS: dict = {}
 
 
-PROMPTS_FILE = Path(__file__).with_name("report_prompts.md")
+PROMPTS_FILE = Path(__file__).parent / "pristine" / "report.md"
 
 
 def _template_prompts() -> dict:
     """{section key: its text} in the template's report.md: the questions, not answers.
 
-    Read from the grader's own pristine copy (grader/report_prompts.md, shipped in the
+    Read from the grader's own pristine copy (grader/pristine/report.md, shipped in the
     Gradescope zip), never from student_template/report.md: that is the file the handout
     tells the student to answer in, so its text is the student's answers."""
     if not _PROMPTS:

@@ -45,6 +45,9 @@ def choose_backend(sub: Submission, requested: str) -> tuple[str, str]:
                               "use --backend cpu, or `make check-compile` to only compile")
         return "cuda", "--backend cuda was requested"
     gpu = "cuda" in has and gpu_present()
+    if gpu and "cpp" in has and is_template_stub(sub, "cuda") and not is_template_stub(sub, "cpp"):
+        return "cpu", ("_CUDA_SRC is still the template's stub and _CPP_SRC holds your kernel; grading _CPP_SRC "
+                       "on the CPU (--backend cuda, BACKEND=cuda with make, grades the CUDA source)")
     if gpu:
         return "cuda", "a CUDA GPU is present and the submission has _CUDA_SRC"
     if "cpp" in has:
@@ -53,6 +56,23 @@ def choose_backend(sub: Submission, requested: str) -> tuple[str, str]:
     raise GraderError(f"{sub.file} has only _CUDA_SRC and no CUDA GPU is visible here: grade it "
                       f"on a GPU machine, or run `make check-compile SUBMISSION={sub.path}` to "
                       "check that it compiles")
+
+
+PRISTINE_TEMPLATE = Path(__file__).parent / "pristine" / "attention.py"
+
+
+def is_template_stub(sub: Submission, kind: str) -> bool:
+    """Whether the submission's source of this kind is the template's own (the handout's
+    stub, unchanged but for whitespace): compared with the grader's pristine copy, never
+    with student_template/, which is the file the student edits."""
+    src = sub.sources.get(kind)
+    if src is None:
+        return False
+    try:
+        template = parse(PRISTINE_TEMPLATE).sources.get(kind)
+    except Exception:  # noqa: BLE001 - no pristine copy: nothing is a stub
+        return False
+    return template is not None and " ".join(src.text.split()) == " ".join(template.text.split())
 
 
 def _config_summary(cfg: Config) -> dict:

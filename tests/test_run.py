@@ -125,3 +125,39 @@ def test_a_child_started_ahead_waits_for_its_gate(cfg, tmp_path):
     assert result.stage_seconds["ready"] >= 1.0            # the wait is recorded as such ...
     assert result.stage_seconds["check"] < 30              # ... and not charged to a timed stage
     assert result.system["threads"] >= 1
+
+
+def _template_with_cpu_kernel(tmp_path):
+    """The handout's flow: the student writes _CPP_SRC in the template and keeps the CUDA stub."""
+    from conftest import REPO
+    text = (REPO / "student_template" / "attention.py").read_text()
+    stub = 'TORCH_CHECK(false, "attention: not implemented yet (write your kernel in _CPP_SRC)");\n    return torch::empty_like(q);'
+    assert stub in text
+    path = tmp_path / "attention.py"
+    path.write_text(text.replace(stub, "return at::zeros_like(q);  // my kernel (wrong, but written)"))
+    return path
+
+
+def test_auto_picks_the_implemented_source_not_the_templates_stub(tmp_path, monkeypatch):
+    """Issue 32, item 7: on a GPU machine, `auto` grades the CPU kernel the student wrote when
+    _CUDA_SRC is still the template's stub, and says which source it graded and why."""
+    from grader import run
+    from grader.parse import parse
+    monkeypatch.setattr(run, "gpu_present", lambda: True)       # a GPU machine, as seen by `auto`
+    backend, why = run.choose_backend(parse(_template_with_cpu_kernel(tmp_path)), "auto")
+    assert backend == "cpu" and "_CUDA_SRC is still the template's stub" in why and "--backend cuda" in why
+    from conftest import REPO
+    both_stubs = parse(REPO / "student_template" / "attention.py")
+    assert run.choose_backend(both_stubs, "auto")[0] == "cuda"          # nothing written: as before
+    assert run.choose_backend(parse(_template_with_cpu_kernel(tmp_path)), "cuda")[0] == "cuda"   # asked for
+
+
+def test_the_pristine_template_is_the_committed_one():
+    import subprocess
+    from conftest import REPO
+    for name in ("attention.py", "report.md"):
+        shipped = subprocess.run(["git", "show", f"HEAD:student_template/{name}"], cwd=REPO,
+                                 capture_output=True, text=True)
+        if shipped.returncode != 0:
+            pytest.skip("not a git checkout")
+        assert (REPO / "grader" / "pristine" / name).read_text() == shipped.stdout, name
