@@ -109,14 +109,18 @@ def compare(out, q, k, v, expected: torch.Tensor, tolerance: float) -> tuple[flo
 POISON_BITS = -1        # int32 view of the poison: 0xFFFFFFFF, a NaN no arithmetic produces
 
 
-def cpu_poison(on: bool) -> None:
+POISON_BYTE = 0xFF      # the check's poison; the differential re-runs use DIFFERENTIAL_BYTES
+DIFFERENTIAL_BYTES = (0x00, 0x41)       # 0x41414141 = 12.078 as a float: finite, not zero
+
+
+def cpu_poison(on: bool, byte: int = POISON_BYTE) -> None:
     """While on, every CPU allocation torch makes (the kernel's empty_like(q) too) is filled
-    with 0xFF bytes (grader/dispatch.cpp), so an output element never written is counted
-    exactly. A binding module without it leaves CPU memory as it is."""
+    with `byte` (grader/dispatch.cpp; 0xFF bytes: NaN), so an output element never written is
+    counted exactly. A binding module without it leaves CPU memory as it is."""
     from . import compile as build
     setter = getattr(build._dispatch(), "set_cpu_poison", None)
     if setter is not None:
-        setter(on)
+        setter(on, byte)
 
 
 def describe_output(out, q) -> dict:
@@ -243,6 +247,75 @@ def unwritten_message(out: torch.Tensor) -> str:
     return (f"{n} of {out.numel()} output elements were never written (they still hold the grader's NaN "
             f"poison); the first block starts at index {idx} and spans {stop} elements ({rows} of b={idx[0]}, "
             f"h={idx[1]}): rows or keys past a tile boundary, or heads/batches the launch does not cover?")
+
+
+UNINITIALISED = "the kernel reads memory it never wrote"
+RACE = "the output changes from run to run"
+
+
+def _differ(a: torch.Tensor, b: torch.Tensor, tolerance: float) -> torch.Tensor:
+    """Elements that differ between two outputs: one finite and the other not, or apart by
+    at least the tolerance (a reduction order's last bits are not a difference)."""
+    fa, fb = torch.isfinite(a), torch.isfinite(b)
+    both_nan = torch.isnan(a) & torch.isnan(b)
+    apart = (a.double() - b.double()).abs() >= tolerance
+    return ((fa != fb) | (fa & fb & apart) | (~fa & ~fb & ~both_nan & (a != b)))
+
+
+def _holds(t: torch.Tensor, byte: int) -> torch.Tensor:
+    """Elements whose bits are `byte` four times: the memory as the allocator filled it."""
+    word = int.from_bytes(bytes([byte]) * 4, "little", signed=True)
+    return t.contiguous().view(torch.int32) == word
+
+
+def differential_message(first: bytes, runs: dict, shape: tuple, tolerance: float) -> str:
+    """The forensic diagnosis from re-runs of one failed config on the same inputs with the
+    memory handed out filled with other bytes (`runs`: label -> output bytes or None; labels
+    "0x00", "0x00 again", "0x41"): a race when two runs with the same memory differ, an
+    uninitialised read when the output follows the memory's contents; "" when neither."""
+    def out(data):
+        if data is None or len(data) != math.prod(shape) * 4:
+            return None
+        return torch.frombuffer(bytearray(data), dtype=torch.float32).reshape(shape)
+    base, zero, again, other = out(first), out(runs.get("0x00")), out(runs.get("0x00 again")), out(runs.get("0x41"))
+
+    def evidence(a, b, la, lb) -> str:
+        d = _differ(a, b, tolerance)
+        idx = tuple(int(i) for i in d.nonzero()[0])
+        return (f"{int(d.sum())} of {d.numel()} output elements differ (first at (b, h, s, d) = {idx}: "
+                f"{float(a[idx]):.4g} with {la}, {float(b[idx]):.4g} with {lb})")
+    if zero is not None and again is not None and bool(_differ(zero, again, tolerance).any()):
+        return (f"{RACE} on the same inputs and the same memory: "
+                f"{evidence(zero, again, 'one run', 'the next')}: a race (threads writing the same element, "
+                "an accumulation without atomics, a missing barrier)?")
+    pairs = [(zero, other, "free memory filled with 0x00 bytes", "0x41 bytes", 0x00, 0x41),
+             (base, zero, "the NaN poison", "free memory filled with 0x00 bytes", POISON_BYTE, 0x00)]
+    for a, b, la, lb, fill_a, fill_b in pairs:
+        if a is None or b is None:
+            continue
+        d = _differ(a, b, tolerance)
+        if not bool(d.any()):
+            continue
+        # elements still holding exactly each run's fill were never written: the check's own
+        # "never written" message says that; a value computed from the fill is a read
+        if bool((_holds(a, fill_a)[d] & _holds(b, fill_b)[d]).all()):
+            return ""
+        return (f"{UNINITIALISED}: re-run on the same inputs, its output follows what the grader leaves in "
+                f"fresh memory ({evidence(a, b, la, lb)}): a buffer read before it is written (torch::empty "
+                "or an accumulator not zeroed, shared memory not initialised); initialise it (torch::zeros, "
+                "or write every element before reading it)")
+    return ""
+
+
+def with_forensics(result: CheckResult, forensic: str) -> CheckResult:
+    """The check result with the differential diagnosis first; the first run's figures kept."""
+    if not forensic:
+        return result
+    from dataclasses import replace
+    if "never written" in result.message:      # the poison's NaN came back: computed from it, not left
+        return replace(result, message=forensic)
+    head = re.split(r"[:;] ", result.message, maxsplit=1)[0]
+    return replace(result, message=f"{forensic} (the checked run: {head})")
 
 
 def withhold(result: CheckResult) -> CheckResult:

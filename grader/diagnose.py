@@ -6,11 +6,17 @@ matches, with the worst element's index. Two kinds of evidence, tried in this or
 
 - formulas: the output equals attention computed the wrong way: no 1/√D scale, 1/D
   instead of 1/√D, 1/√64 at D = 128, only the first 64 dims in q·k, K or V read
-  transposed, the keys past the last full tile left out, no division by the row sum;
+  transposed, the keys past the last full tile left out, no division by the row sum,
+  uniform weights (the mean of V), a softmax over the queries instead of the keys;
 - where the error is: only in rows whose largest score overflows exp() in float32 (no
   max shift), only in some (batch, head) slices (never written, or another head's
   output), only in the rows past the last full tile, only in the first rows, only in
-  the output dims past 64.
+  the output dims past 64, exactly zero (never written: no "factor of 0" is offered).
+
+Before any of these, the judge re-runs a wrong public config with other bytes in fresh memory
+(grader/check.py differential_message): an output that follows them read memory it never
+wrote; one that changes between two alike runs races. A cross-config pattern never
+contradicts what a config's own message established.
 
 `across_configs(checks)` reads the checks of a whole grade (results JSON) and names a
 pattern no single config shows: wrong only at D = 128, only where S is not a multiple
@@ -49,7 +55,7 @@ def diagnose(got, expected, inputs: tuple, tolerance: float) -> str | None:
             f"expected {float(expected[worst]):.4g}"
     q, k, v = inputs
     slices = _slices(bad, worst)
-    for check in (_formula, _no_max_shift, _heads, _rows, _head_dims, _row_factor):
+    for check in (_formula, _no_max_shift, _heads, _rows, _head_dims, _zeros, _row_factor):
         phrase = check(got, expected, q, k, v, bad, err, tolerance, slices)
         if phrase:
             return f"the error matches {phrase}; {where}"
@@ -75,6 +81,13 @@ def _attention(q, k, v, scale: float, keys: int | None = None, normalise: bool =
     return (p / p.sum(-1, keepdim=True) if normalise else p) @ v
 
 
+def _column_softmax(q, k, v, scale: float):
+    """softmax taken over the queries (dim 0 of the (S, S) scores), then times v."""
+    s = q @ k.T * scale
+    p = torch.exp(s - s.amax(0, keepdim=True))
+    return (p / p.sum(0, keepdim=True)) @ v
+
+
 def _candidates(S: int, D: int):
     """(phrase, function of a (q, k, v) slice) for each wrong formula that applies here."""
     right = 1 / math.sqrt(D)
@@ -90,7 +103,11 @@ def _candidates(S: int, D: int):
             ("V read transposed (v[d][j] instead of v[j][d])",
              lambda q, k, v: _attention(q, k, v.reshape(-1).reshape(D, S).T, right)),
             ("a softmax that is not normalised (no division by the row's sum of exp)",
-             lambda q, k, v: _attention(q, k, v, right, normalise=False))]
+             lambda q, k, v: _attention(q, k, v, right, normalise=False)),
+            ("uniform weights: every row is the mean of V's rows (the scores never reach the softmax, "
+             "or the softmax of a constant)", lambda q, k, v: v.mean(0, keepdim=True).expand_as(v)),
+            ("a softmax over the wrong axis (normalised down each column, over the queries, instead of "
+             "along each row, over the keys)", lambda q, k, v: _column_softmax(q, k, v, right))]
     for keys in sorted({S // t * t for t in TILES if S % t and S > t}, reverse=True):
         tiles = ", ".join(str(t) for t in TILES if S % t and S // t * t == keys)
         out.append((f"the keys from {keys} on left out: the last partial tile of K/V (S = {S} is not a "
@@ -186,6 +203,17 @@ def _head_dims(got, expected, q, k, v, bad, err, tolerance, slices):
             (": is the head dimension hard-coded to 64?" if d0 == 64 else " (a loop over d that stops early?)"))
 
 
+def _zeros(got, expected, q, k, v, bad, err, tolerance, slices):
+    """Every wrong element exactly 0: nothing was written there (a factor of 0 is no factor)."""
+    if not bool((got[bad] == 0).all()):
+        return None
+    if bool((got == 0).all()):
+        return ("an output of all zeros: nothing was written to it (the kernel never ran, wrote to another "
+                "tensor, or returned a fresh torch::zeros)")
+    return (f"zeros where it is wrong: all {int(bad.sum())} wrong elements are exactly 0, never written into a "
+            "zero-filled output (a loop or grid that does not cover them)")
+
+
 def _row_factor(got, expected, q, k, v, bad, err, tolerance, slices):
     """Each wrong row a multiple of the right one: the normalisation is off."""
     if not bool(torch.isfinite(got).all()):
@@ -206,6 +234,9 @@ def _row_factor(got, expected, q, k, v, bad, err, tolerance, slices):
 
 NO_OUTPUT = ("attention raised", "the kernel crashed", "the kernel took longer")
 HEAD_DIM_WORDS = ("hard-coded", "head dimension", "output dims")
+# what the judge's re-runs established (grader/check.py differential_message, unwritten_message)
+FORENSIC = ("the kernel reads memory it never wrote", "the output changes from run to run", "were never written")
+SPECIFIC = ("the error matches", *FORENSIC)
 TILE_WORDS = ("tile",)
 
 
@@ -215,7 +246,7 @@ def _agrees(failed: list[dict], words: tuple) -> bool:
     per-config message the student reads beside it)."""
     for c in failed:
         message = str(c.get("message", ""))
-        if "the error matches" in message and not any(w in message for w in words):
+        if any(m in message for m in SPECIFIC) and not any(w in message for w in words):
             return False
     return True
 
@@ -232,11 +263,14 @@ def across_configs(checks: list[dict]) -> str | None:
         return None
     passed = [c for c in public if c.get("passed")]
     names = ", ".join(c["name"] for c in failed)
-    if not passed and len(failed) == len(public):
+    if all(any(m in str(c.get("message", "")) for m in FORENSIC[:2]) for c in failed):
+        return None            # each config's message already names what the re-runs proved
+    if not passed and len(failed) == len(public) and not all("were never written" in str(c.get("message", ""))
+                                                             for c in failed):
         return (f"every config is wrong ({names}): the mistake is in the formula itself, not in tiles or sizes;"
                 " compare your output with the model answer at the first mismatch")
     large = [c for c in failed if c["config"].get("qk_std", 1) > 1]
-    if large == failed:
+    if large == failed and _agrees(failed, ("max shift", "overflow")):
         std = large[0]["config"]["qk_std"]
         what = f"wrong only on the large-score config ({names}: q and k × {std:g}, scores in the hundreds)"
         if all("NaN/Inf" in c.get("message", "") or "max shift" in c.get("message", "") for c in large):

@@ -203,29 +203,35 @@ GRADER_EXPORT void grader_proxy_warn(const char* func, const char* file, int lin
 // filled with 0xFF bytes: the float NaN 0xFFFFFFFF, which no arithmetic produces, so the
 // judge counts exactly the output elements a kernel never wrote. It wraps the allocator
 // torch had (its deleter frees what it allocated), installed at the first use.
+// The judge's differential poison re-runs a failed config with other bytes (0x00, 0x41):
+// an output that changes with them read memory it never wrote.
 struct PoisonAllocator final : c10::Allocator {
     c10::Allocator* base = nullptr;
     std::atomic<bool> on{false};
+    std::atomic<int> byte{0xFF};
     c10::DataPtr allocate(size_t n) override {
         auto p = base->allocate(n);
-        if (on.load(std::memory_order_relaxed) && n && p.get()) std::memset(p.get(), 0xFF, n);
+        if (on.load(std::memory_order_relaxed) && n && p.get())
+            std::memset(p.get(), byte.load(std::memory_order_relaxed), n);
         return p;
     }
     c10::DeleterFnPtr raw_deleter() const override { return base->raw_deleter(); }
     void copy_data(void* dest, const void* src, std::size_t count) const override { base->copy_data(dest, src, count); }
 };
 
-static void set_cpu_poison(bool on) {
+static void set_cpu_poison(bool on, int byte) {
     static PoisonAllocator poison;
     if (poison.base == nullptr) {
         poison.base = c10::GetCPUAllocator();
         c10::SetCPUAllocator(&poison, /*priority=*/100);
     }
+    poison.byte.store(byte & 0xFF);
     poison.on.store(on);
 }
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
-    m.def("set_cpu_poison", &set_cpu_poison, "fill new CPU allocations with 0xFF bytes (NaN)");
+    m.def("set_cpu_poison", &set_cpu_poison, "fill new CPU allocations with this byte (0xFF: NaN)",
+          pybind11::arg("on"), pybind11::arg("byte") = 0xFF);
     m.def("open_kernel", torch::wrap_pybind_function(open_kernel), "address of attention()");
     m.def("call_kernel", torch::wrap_pybind_function(call_kernel), "attention(q, k, v)");
 }

@@ -49,11 +49,13 @@ def select_gpu(uuid: str) -> int:
     raise RuntimeError(f"the GPU this grade was given ({uuid}) is not visible to its process")
 
 
-def poison_allocator(like: torch.Tensor) -> None:
-    """Leave blocks of the output's size filled with 0xFF bytes (the NaN 0xFFFFFFFF, which no
-    arithmetic produces) in torch's caching allocator, so the student's `empty_like(q)`
-    gets poisoned memory and unwritten elements are counted exactly."""
-    blocks = [torch.full(like.shape, -1, dtype=torch.int32, device=like.device) for _ in range(POISON_COPIES)]
+def poison_allocator(like: torch.Tensor, byte: int = 0xFF) -> None:
+    """Leave blocks of the output's size filled with `byte` (0xFF bytes: the NaN 0xFFFFFFFF,
+    which no arithmetic produces) in torch's caching allocator, so the student's
+    `empty_like(q)` gets poisoned memory and unwritten elements are counted exactly (other
+    bytes: the judge's differential re-runs)."""
+    word = int.from_bytes(bytes([byte & 0xFF]) * 4, "little", signed=True)
+    blocks = [torch.full(like.shape, word, dtype=torch.int32, device=like.device) for _ in range(POISON_COPIES)]
     torch.cuda.synchronize()
     del blocks   # back to the cache, still full of the poison
 

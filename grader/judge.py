@@ -349,6 +349,8 @@ class Judge:
             self.state["audit"] = reply.get("audit") if isinstance(reply.get("audit"), dict) else {}
             result, kind = judge_call(reply, data, q, k, v, expected, self.cfg.tolerance, name, hidden,
                                       None if hidden else shape.as_dict())
+            if kind == "wrong_answer" and not hidden and data is not None:
+                result = self._forensics(result, shape, payload, data)
             self._record_check(withhold(result) if hidden else result, hidden, full=result)
             if kind:
                 ok = False
@@ -362,6 +364,39 @@ class Judge:
                         break
                     self._restart()
         return ok
+
+    def _forensics(self, result, shape: Shape, payload: bytes, first: bytes):
+        """A wrong public config re-run (never scored) on the same inputs with the memory the
+        kernel gets filled with other bytes, and once more alike: an output that follows the
+        memory's contents read memory it never wrote; one that changes between two alike runs
+        races (check.differential_message). A re-run that fails says nothing."""
+        from .check import DIFFERENTIAL_BYTES, differential_message, with_forensics
+        runs: dict = {}
+        plan = [("0x00", DIFFERENTIAL_BYTES[0]), ("0x00 again", DIFFERENTIAL_BYTES[0]),
+                ("0x41", DIFFERENTIAL_BYTES[1])]
+        for label, byte in plan:
+            try:
+                reply, data = self.child.request({"op": "call", "shape": shape.as_dict(), "poison": byte}, payload,
+                                                 timeout=self.cfg.timeout_check,
+                                                 max_payload=shape.B * shape.H * shape.S * shape.D * 4)
+            except ChildFailed:
+                self._fresh_child()     # the verdict stands; the configs after it need a child
+                return result
+            if not isinstance(reply, dict) or "raised" in reply or "error" in reply:
+                if self.device != "cpu":
+                    self._fresh_child()     # a CUDA fault leaves the context unusable
+                return result
+            runs[label] = data
+        return with_forensics(result, differential_message(first, runs, (shape.B, shape.H, shape.S, shape.D),
+                                                           self.cfg.tolerance))
+
+    def _fresh_child(self) -> None:
+        """A new child after a forensic re-run broke this one (within the restart budget)."""
+        if self.restarts < MAX_RESTARTS:
+            try:
+                self._restart()
+            except ChildFailed:
+                pass
 
     def _record_check(self, result, hidden: bool, full=None) -> None:
         self.state["checks"].append(asdict(result))

@@ -130,13 +130,16 @@ class Worker:
         shape = Shape(**h["shape"])
         q, k, v = _tensors(payload, shape, 3, self.device)
         poison = None
-        if h.get("poison", True):
+        wanted = h.get("poison", True)
+        if wanted is not False:
+            import functools
+            byte = wanted if type(wanted) is int and 0 <= wanted <= 255 else 0xFF
             if self.device == "cuda":
                 from .gpu import poison_allocator
-                poison = poison_allocator
+                poison = functools.partial(poison_allocator, byte=byte)
             else:
                 from .check import cpu_poison
-                poison = cpu_poison
+                poison = functools.partial(cpu_poison, byte=byte)
         reply, out = call_once(self._audited, q, k, v, self.device, poison)
         reply["audit"] = self.audit.as_dict()
         return reply, out

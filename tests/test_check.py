@@ -89,3 +89,32 @@ def test_row_error_checks_random_rows_of_every_head():
     assert hits >= 45                                      # 1 - 2^-4 of draws see it
     assert row_error(right.numpy().tobytes()[:-4], q, k, v, random.Random(1), 4) is None
     assert row_error(None, q, k, v, random.Random(1), 4) is None
+
+
+# ---- differential poison (issue 32, item 1): re-runs with other bytes in fresh memory ----
+
+def _bytes(t):
+    return t.contiguous().numpy().tobytes()
+
+
+def test_differential_poison_tells_a_read_of_unwritten_memory_from_a_race_and_from_unwritten_output():
+    from grader.check import RACE, UNINITIALISED, differential_message
+    shape = (1, 2, 3, 4)
+    good = torch.randn(shape)
+    nan = torch.full(shape, -1, dtype=torch.int32).view(torch.float32)          # the check's poison, carried
+    runs = {"0x00": _bytes(good), "0x00 again": _bytes(good), "0x41": _bytes(good)}
+    assert differential_message(_bytes(nan), runs, shape, 1e-3).startswith(UNINITIALISED)   # NaN·0 = NaN
+    follows = {**runs, "0x41": _bytes(good + 12.078)}                          # out += on unzeroed memory
+    msg = differential_message(_bytes(good), follows, shape, 1e-3)
+    assert msg.startswith(UNINITIALISED) and "24 of 24 output elements differ" in msg
+    racy = {**runs, "0x00 again": _bytes(good + torch.tensor([0.5] + [0.0] * 23).reshape(shape))}
+    assert differential_message(_bytes(good), racy, shape, 1e-3).startswith(RACE)
+    # never written: each run holds exactly its own fill (the check's message says so already)
+    left = {"0x00": _bytes(torch.zeros(shape)), "0x00 again": _bytes(torch.zeros(shape)),
+            "0x41": _bytes(torch.full(shape, 0x41414141, dtype=torch.int32).view(torch.float32))}
+    assert differential_message(_bytes(nan), left, shape, 1e-3) == ""
+    # a deterministic wrong kernel that reads nothing it did not write: nothing to add
+    assert differential_message(_bytes(good * 2), {k: _bytes(good * 2) for k in runs}, shape, 1e-3) == ""
+    # last bits of a reduction order are not a difference
+    jitter = {**runs, "0x00 again": _bytes(good + 1e-6)}
+    assert differential_message(_bytes(good), jitter, shape, 1e-3) == ""

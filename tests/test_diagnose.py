@@ -189,3 +189,36 @@ def test_a_cross_config_pattern_needs_a_passing_config_and_agrees_with_the_per_c
     hard = "the error matches a scale of 1/√64 at D = 128: is the head dimension hard-coded to 64?; worst ..."
     assert "wrong only at D = 128" in across_configs([_check("config 1", 128, 64, True),
                                                       _check("config 3", 256, 128, False, hard)])
+
+
+def test_the_configs_inputs_separate_every_decoy_from_the_truth():
+    """Issue 32, item 4: the public configs' inputs are informative: each decoy (zeros, the mean
+    of V, a column softmax, no 1/√D scale, a softmax without the max shift in float32) is off
+    the truth by far more than the tolerance on every config (the max-shift decoy on the
+    large-score config, the only one whose scores overflow exp in float32)."""
+    import torch
+    from grader import config
+    from grader.check import make_inputs, truth
+    from grader.diagnose import _attention, _column_softmax
+    cfg = config.load()
+
+    def no_shift32(q, k, v):
+        s = (q.float() @ k.float().T) / math.sqrt(q.shape[-1])
+        p = torch.exp(s)
+        return ((p / p.sum(-1, keepdim=True)) @ v.float()).double()
+    decoys = {"zeros": lambda q, k, v: torch.zeros_like(v),
+              "mean of V": lambda q, k, v: v.mean(0, keepdim=True).expand_as(v),
+              "column softmax": lambda q, k, v: _column_softmax(q, k, v, 1 / math.sqrt(q.shape[-1])),
+              "no scale": lambda q, k, v: _attention(q, k, v, 1.0)}
+    for i, shape in enumerate(cfg.configs):
+        q, k, v = make_inputs(shape, cfg.seed * 1000 + i)
+        want = truth(q, k, v)
+        q, k, v = (t.double() for t in (q, k, v))
+        for name, f in decoys.items():
+            got = torch.stack([torch.stack([f(q[b, h], k[b, h], v[b, h]) for h in range(shape.H)])
+                               for b in range(shape.B)])
+            err = float((got - want).abs().max())
+            assert err > 100 * cfg.tolerance, (name, shape, err)
+        got = no_shift32(q[0, 0], k[0, 0], v[0, 0])
+        separated = not bool(torch.isfinite(got).all()) or float((got - want[0, 0]).abs().max()) > 100 * cfg.tolerance
+        assert separated == bool(shape.qk_std > 1), (shape, "max shift")

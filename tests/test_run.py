@@ -15,6 +15,11 @@ CASES = [
     ("wrong/partial_tile_ignored.py", "wrong_answer", "config 2"),
     ("wrong/mutates_inputs.py", "wrong_answer", "modified its input q"),
     ("wrong/nan_output.py", "wrong_answer", "NaN/Inf"),
+    ("wrong/uninitialised_read.py", "wrong_answer", "the kernel reads memory it never wrote"),
+    # must-fail decoys (issue 32, item 4): each fails with its own diagnosis
+    ("decoy/zeros.py", "wrong_answer", "an output of all zeros"),
+    ("decoy/mean_of_v.py", "wrong_answer", "uniform weights"),
+    ("decoy/wrong_axis.py", "wrong_answer", "a softmax over the wrong axis"),
     ("wrong/returns_input.py", "wrong_answer", "shares memory with input q"),
     ("wrong/wrong_shape.py", "wrong_answer", "shape"),
     ("crash/raises_error.py", "runtime_error", "only supports S < 200"),
@@ -161,3 +166,11 @@ def test_the_pristine_template_is_the_committed_one():
         if shipped.returncode != 0:
             pytest.skip("not a git checkout")
         assert (REPO / "grader" / "pristine" / name).read_text() == shipped.stdout, name
+
+
+def test_a_kernel_right_only_at_the_public_sizes_fails_on_the_benchmark_sizes(grade_cpu, cfg):
+    """Decoy: passes every public config, wrong (zeros) at every other S: every timed output is
+    checked, so the benchmark sizes catch it (and hidden configs would)."""
+    result = grade_cpu(SUBMISSIONS / "decoy" / "public_sizes_only.py", bench=True)
+    assert all(c.passed for c in result.checks)
+    assert result.verdict == "wrong_answer" and "wrong on the benchmark inputs" in result.message, result.message
