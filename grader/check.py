@@ -59,6 +59,36 @@ def exception_message(exc: BaseException) -> str:
     return (lines[0] if lines else type(exc).__name__)[:500]
 
 
+CUDA_HINTS = (
+    ("invalid configuration argument", "a grid or block the device cannot run: more than 1024 threads in a "
+     "block, a dimension of 0, or gridDim.y/z above 65535"),
+    ("too many resources requested", "the block asks for more registers or shared memory than an SM has: "
+     "fewer threads per block, or __launch_bounds__"),
+    ("invalid argument", "a launch the device refuses: more dynamic shared memory than the default 48 KiB "
+     "without cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) before the "
+     "launch, more than 1024 threads in a block, or a grid or block dimension of 0"),
+    ("illegal memory access", "an out-of-bounds read or write in your kernel: an index past the end of q, k, v, "
+     "the output or a shared array (compute-sanitizer names the line)"),
+    ("misaligned address", "a vector load or store (float4) at an address that is not a multiple of its size"),
+    ("device-side assert", "an assert in your device code failed"),
+    ("unspecified launch failure", "your kernel crashed on the GPU (most often an out-of-bounds access)"),
+)
+
+
+def cuda_fault(exc: BaseException) -> str | None:
+    """A CUDA error in the student's terms (what it usually means, and that it is the
+    kernel's launch or memory access, not the grader), or None for any other exception.
+    CUDA reports a kernel's fault at the next synchronisation, so it can surface in the
+    harness's own call after the kernel returned."""
+    text = str(exc)
+    if "CUDA error" not in text and type(exc).__name__ != "AcceleratorError":
+        return None
+    hint = next((h for key, h in CUDA_HINTS if key in text), "")
+    return (f"the kernel faulted on the GPU ({exception_message(exc)})" + (f": {hint}" if hint else "")
+            + "; CUDA reports a fault at the next synchronisation after the launch, so the cause is your launch "
+              "or its memory accesses")
+
+
 def failure_kind(exc: BaseException) -> str:
     return "not_implemented" if NOT_IMPLEMENTED.search(str(exc)) else "runtime_error"
 
@@ -150,7 +180,7 @@ def call_once(kernel, q, k, v, device: str = "cpu", poison=None) -> tuple[dict, 
         if device != "cpu":
             torch.cuda.synchronize()
     except Exception as exc:  # noqa: BLE001 - any error in student code is data
-        return {"raised": {"kind": failure_kind(exc), "message": exception_message(exc)}}, None
+        return {"raised": {"kind": failure_kind(exc), "message": cuda_fault(exc) or exception_message(exc)}}, None
     seconds = time.perf_counter() - t0
     reply = {"output": describe_output(out, q), "seconds": seconds, "aliases": "", "modified": []}
     if isinstance(out, torch.Tensor):

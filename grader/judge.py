@@ -576,6 +576,8 @@ class Judge:
         if "raised" not in reply:
             return False
         raised = reply["raised"] if isinstance(reply["raised"], dict) else {}
+        if self.device != "cpu":
+            self._context_broken = True     # a CUDA fault leaves the context unusable: hidden configs restart
         kind = raised.get("kind") if raised.get("kind") in ("not_implemented", "runtime_error") else "runtime_error"
         self.finish(kind, f"attention raised during the benchmark ({shape}): {str(raised.get('message', ''))[:500]}")
         return True

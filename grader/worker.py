@@ -52,8 +52,13 @@ class Worker:
             try:
                 reply, data = handler(header, payload)
             except Exception as exc:  # noqa: BLE001 - the parent turns it into a verdict
-                reply, data = {"error": f"{type(exc).__name__}: {exc}"[:1000],
-                               "traceback": traceback.format_exc()[-4000:]}, None
+                from .check import cuda_fault
+                fault = cuda_fault(exc) if self.kernel is not None and op in KERNEL_OPS else None
+                if fault:       # the kernel's fault, surfaced at the harness's next synchronisation
+                    reply, data = {"raised": {"kind": "runtime_error", "message": fault}, "fault": True}, None
+                else:
+                    reply, data = {"error": f"{type(exc).__name__}: {exc}"[:1000],
+                                   "traceback": traceback.format_exc()[-4000:]}, None
             self.chan.send(reply, data)
             if op == "exit":
                 return
@@ -219,10 +224,14 @@ class Worker:
         return self.audit.call(self.kernel, q, k, v)
 
 
+KERNEL_OPS = ("call", "bench", "bench_begin", "bench_round")     # requests that run the student's kernel
+
+
 def _raised(exc: Exception, audit) -> dict:
-    from .check import exception_message, failure_kind
+    from .check import cuda_fault, exception_message, failure_kind
     cause = exc.__cause__
-    return {"raised": {"kind": failure_kind(cause), "message": exception_message(cause)}, "audit": audit.as_dict()}
+    return {"raised": {"kind": failure_kind(cause), "message": cuda_fault(cause) or exception_message(cause)},
+            "audit": audit.as_dict()}
 
 
 class StudentError(Exception):

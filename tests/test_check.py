@@ -118,3 +118,21 @@ def test_differential_poison_tells_a_read_of_unwritten_memory_from_a_race_and_fr
     # last bits of a reduction order are not a difference
     jitter = {**runs, "0x00 again": _bytes(good + 1e-6)}
     assert differential_message(_bytes(good), jitter, shape, 1e-3) == ""
+
+
+def test_cuda_faults_are_told_in_the_students_terms():
+    """Issue 32, item 2: a CUDA error the kernel caused (surfacing at the harness's next
+    synchronisation) is the kernel's fault, with what it usually means."""
+    from grader.check import cuda_fault
+
+    class AcceleratorError(RuntimeError):
+        pass
+    smem = cuda_fault(AcceleratorError("CUDA error: invalid argument\nCUDA kernel errors might be asynchronously "
+                                       "reported at some other API call"))
+    assert smem.startswith("the kernel faulted on the GPU (CUDA error: invalid argument)")
+    assert "48 KiB" in smem and "cudaFuncAttributeMaxDynamicSharedMemorySize" in smem
+    oob = cuda_fault(RuntimeError("CUDA error: an illegal memory access was encountered"))
+    assert "out-of-bounds" in oob and "grader" not in oob.split(";")[0]
+    assert cuda_fault(RuntimeError("CUDA error: something new")).endswith("your launch or its memory accesses")
+    assert cuda_fault(ValueError("attention: S must be < 4096")) is None
+    assert cuda_fault(MemoryError()) is None
