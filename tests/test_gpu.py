@@ -60,7 +60,6 @@ CASES = [
     ("hangs.py", "timeout", "took longer than"),
     # issue 32, item 2: the kernel's faults in its own terms, never "the grader's worker failed"
     ("smem_over_48k.py", "runtime_error", "48 KiB"),
-    ("fault_in_bench.py", "runtime_error", "faulted on the GPU"),
 ]
 
 
@@ -69,6 +68,14 @@ def test_gpu_verdicts(grade_cuda, name, verdict, phrase):
     result = grade_cuda(GPU / name)
     assert result.verdict == verdict, result.message
     assert phrase in result.message and "grader's worker failed" not in result.message, result.message
+
+
+def test_a_fault_found_during_benchmarking_is_the_kernels(grade_cuda):
+    """Correct at the check sizes, an illegal address at the benchmark's sizes: the
+    message names the kernel's fault, not a failure of the grader's worker."""
+    result = grade_cuda(GPU / "fault_in_bench.py", bench=True)
+    assert result.verdict == "runtime_error", result.message
+    assert "faulted on the GPU" in result.message and "grader's worker failed" not in result.message, result.message
 
 
 def test_partial_tile_defect_fails_only_the_odd_config(grade_cuda):

@@ -1,5 +1,5 @@
-"""Correct at the check sizes (S <= 333) and writes far outside its output from S = 512 on,
-the benchmark's sizes: an illegal memory access found during benchmarking. The message must
+"""Correct at the check sizes (S = 128, 333, 256) and writes far outside its output at every
+other S, the benchmark's sizes: an illegal memory access found during benchmarking. The message must
 name the kernel's fault in the student's terms, never "the grader's worker failed"."""
 
 _CUDA_SRC = r"""
@@ -13,7 +13,7 @@ __global__ void attention_rows(const float* q, const float* k, const float* v, f
     if (r >= BH * S) return;
     const int h = r / S, i = r % S;
     if (i >= rows_done) return;
-    if (r == 0 && S >= 512) out[(size_t)1 << 36] = 1.f;  // DEFECT: from S = 512, 256 GiB past the output
+    if (r == 0 && S != 128 && S != 333 && S != 256) out[(size_t)1 << 36] = 1.f;  // DEFECT: off the check sizes, 256 GiB past the output
     const float* qi = q + (size_t)r * D;
     float mx = -INFINITY;
     for (int j = 0; j < S; ++j) {
