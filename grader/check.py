@@ -337,6 +337,26 @@ def differential_message(first: bytes, runs: dict, shape: tuple, tolerance: floa
     return ""
 
 
+STATE = "the kernel carries state from one (batch, head) to the next"
+
+
+def head_state_message(out: torch.Tensor, expected: torch.Tensor, tolerance: float) -> str:
+    """The kernel's output on two identical heads (1, 2, S, D) against the truth: the second
+    wrong and the first right is state carried between heads (no offset tells equal heads
+    apart); both right is an offset into the wrong slice in the full call; "" otherwise."""
+    err = (out - expected).abs().nan_to_num(float("inf")).flatten(2).amax(-1)[0]
+    first, second = float(err[0]), float(err[1])
+    if first < tolerance <= second:
+        return (f"{STATE}: called on two identical heads, the first comes out right and the second wrong "
+                f"(max_err {second:.3g}), which no batch/head offset can explain: a scratch buffer, running "
+                "max or sum that is not reset for each (b, h)")
+    if first < tolerance and second < tolerance:
+        return ("a batch/head offset (stride): called on two identical heads, both come out right, so each "
+                "head's own computation is right and the full call reads or writes the wrong (b, h) slice "
+                "(the offset of (b, h) is (b·H + h)·S·D)")
+    return ""
+
+
 def with_forensics(result: CheckResult, forensic: str) -> CheckResult:
     """The check result with the differential diagnosis first; the first run's figures kept."""
     if not forensic:

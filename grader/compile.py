@@ -93,6 +93,17 @@ def _locked(path: Path):
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
+def _clear_stale_baton(build: Path) -> None:
+    """Remove torch's build baton (`lock`, cpp_extension's FileBaton) left in `build` by a
+    build that was killed (a timeout, an out-of-memory kill, Ctrl-C): torch waits for it to
+    vanish, forever, so every later grade would hang. Called only while holding this folder's
+    flock (`_locked`), so no live build of ours owns it: any baton there is stale."""
+    try:
+        (build / "lock").unlink()
+    except FileNotFoundError:
+        pass
+
+
 def _torch_key() -> str:
     import sys
 
@@ -128,6 +139,7 @@ def _dispatch():
         build = cache_root() / f"dispatch-{key}"
         build.mkdir(parents=True, exist_ok=True)
         with _locked(build.with_suffix(".lock")):
+            _clear_stale_baton(build)
             _DISPATCH = load_inline(f"grader_dispatch_{key}", [text], build_directory=str(build),
                                     extra_cflags=["-O2"], extra_include_paths=[str(PROXY_ABI_DIR)],
                                     with_cuda=False, verbose=False)
@@ -330,6 +342,7 @@ def _run_load_inline(src: Source, cfg: Config, build: Path, name: str, tier: str
                       with_cuda=True)
     else:
         kwargs.update(cpp_sources=[text], with_cuda=False)
+    _clear_stale_baton(build)          # the callers hold build's flock (_locked)
     load_inline(**kwargs)
     # a second load_inline of one name in a process (the full-header retry) is versioned
     # by torch: name_v1.so

@@ -235,7 +235,8 @@ def _row_factor(got, expected, q, k, v, bad, err, tolerance, slices):
 NO_OUTPUT = ("attention raised", "the kernel crashed", "the kernel took longer")
 HEAD_DIM_WORDS = ("hard-coded", "head dimension", "output dims")
 # what the judge's re-runs established (grader/check.py differential_message, unwritten_message)
-FORENSIC = ("the kernel reads memory it never wrote", "the output changes from run to run", "were never written")
+FORENSIC = ("the kernel reads memory it never wrote", "the output changes from run to run", "were never written",
+            "the kernel carries state from one", "a batch/head offset (stride)")
 SPECIFIC = ("the error matches", *FORENSIC)
 TILE_WORDS = ("tile",)
 
@@ -263,7 +264,7 @@ def across_configs(checks: list[dict]) -> str | None:
         return None
     passed = [c for c in public if c.get("passed")]
     names = ", ".join(c["name"] for c in failed)
-    if all(any(m in str(c.get("message", "")) for m in FORENSIC[:2]) for c in failed):
+    if all(any(m in str(c.get("message", "")) for m in FORENSIC[:2] + FORENSIC[3:]) for c in failed):
         return None            # each config's message already names what the re-runs proved
     if not passed and len(failed) == len(public) and not all("were never written" in str(c.get("message", ""))
                                                              for c in failed):

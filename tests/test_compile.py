@@ -162,3 +162,25 @@ def test_a_pybind_block_is_left_out_of_the_build():
     assert out.splitlines()[-1] == "int g();"
     broken = "PYBIND11_MODULE(x, m) {\n  m.def(\"f\", &f);\n"
     assert without_binding(broken) == broken
+
+
+def test_a_build_killed_mid_way_does_not_hang_the_next_grade(tmp_path):
+    """A build killed while it held torch's baton (`lock` in its folder: a timeout, an OOM kill)
+    left every later load waiting forever (seen 2026-11-25: 'loading torch and the grader's
+    binding module took longer than the 300 s limit'). Under the folder's flock the baton is
+    stale and removed."""
+    import shutil
+    import subprocess
+    import sys
+
+    from conftest import REPO
+    build.prepare()
+    key = build.dispatch_key()
+    cache = tmp_path / "cache"
+    shutil.copytree(build.cache_root() / f"dispatch-{key}", cache / f"dispatch-{key}")
+    (cache / f"dispatch-{key}" / "lock").write_text("")            # what a killed build leaves
+    env = dict(os.environ, GRADER_CACHE=str(cache))
+    env.pop("GRADER_SHARED_CACHE", None)
+    proc = subprocess.run([sys.executable, "-c", "from grader import compile; compile.prepare(); print('loaded')"],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0 and "loaded" in proc.stdout, proc.stderr[-2000:]

@@ -16,6 +16,8 @@ CASES = [
     ("wrong/mutates_inputs.py", "wrong_answer", "modified its input q"),
     ("wrong/nan_output.py", "wrong_answer", "NaN/Inf"),
     ("wrong/uninitialised_read.py", "wrong_answer", "the kernel reads memory it never wrote"),
+    ("wrong/state_between_heads.py", "wrong_answer", "carries state from one (batch, head) to the next"),
+    ("wrong/batch_stride.py", "wrong_answer", "a batch/head offset (stride)"),
     # must-fail decoys (issue 32, item 4): each fails with its own diagnosis
     ("decoy/zeros.py", "wrong_answer", "an output of all zeros"),
     ("decoy/mean_of_v.py", "wrong_answer", "uniform weights"),

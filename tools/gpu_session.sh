@@ -86,7 +86,7 @@ tests)
     # costs its file only; a test running past 150 s dumps every thread's stack (faulthandler)
     # and the processes are listed just before a file's limit
     failed=0
-    declare -A TLIM=([test_third_party]=240 [test_gpu]=220 [test_batch]=560 [test_redteam]=590)
+    declare -A TLIM=([test_third_party]=420 [test_gpu]=300 [test_batch]=560 [test_redteam]=590)
     for f in ${TESTS:-tests/test_third_party.py tests/test_gpu.py tests/test_batch.py tests/test_redteam.py}; do
         stem=$(basename "${f%%::*}" .py); stem=${stem//[^A-Za-z0-9_]/_}; var=TESTS_$stem
         lim=${!var:-${TLIM[$stem]:-200}}; (( lim < 30 )) && lim=30
@@ -167,7 +167,10 @@ phases=${*:-setup system grade tests}
 # throughput 336, demo 66. On an H100 (2026-11-25, after the judge's clock, issue 26: the CPU
 # class grew by nine attacks, each CPU timing paced round by round by the judge): test_gpu 195,
 # redteam ONLY='^gpu_|^hidden_sys|^dispatcher' 130, '^(?!gpu_)[a-m]' past 560 (36 entries;
-# rows queue for the one CPU slot), '^(?!gpu_)[a-f]' 399, '^(?!gpu_)[g-m]' 179. So a session
+# rows queue for the one CPU slot), '^(?!gpu_)[a-f]' 399, '^(?!gpu_)[g-m]' 179. On an H100
+# (2026-11-25, second session): '^gpu_' 104, '^(?!gpu_)[n-r]' 257, '^(?!gpu_)[s-z]' 193 ('^gpu_|'
+# with n-z together ran past 540 on a cold machine), test_third_party past 240 cold (the full
+# tier's baseline build under nvcc), 168 warm; test_gpu 248 (27 tests), grade 24 warm. So a session
 # runs it as seven calls, back to back (a warm machine keeps the build cache; it goes back
 # after 30 s idle and after 30 minutes held; about 55 minutes held in all, two machines):
 #   TESTS="tests/test_third_party.py tests/test_gpu.py" tools/gpu_session.sh setup system grade tests
@@ -175,7 +178,8 @@ phases=${*:-setup system grade tests}
 #   ONLY='^gpu_' tools/gpu_session.sh setup redteam bench fidelity compile noisy
 #   ONLY='^(?!gpu_)[a-f]' tools/gpu_session.sh setup redteam      (the CPU attacks graded beside
 #   ONLY='^(?!gpu_)[g-m]' tools/gpu_session.sh setup redteam       the GPU, in three parts)
-#   ONLY='^(?!gpu_)[n-z]' tools/gpu_session.sh setup redteam
+#   ONLY='^(?!gpu_)[n-r]' tools/gpu_session.sh setup redteam
+#   ONLY='^(?!gpu_)[s-z]' tools/gpu_session.sh setup redteam
 #   tools/gpu_session.sh setup throughput profile demo
 [ "$phases" = all ] && phases="setup system grade tests redteam corpus bench fidelity compile noisy throughput profile demo"
 for p in $phases; do

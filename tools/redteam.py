@@ -359,6 +359,32 @@ def _output(out: Path, sid: str) -> str:
         return ""
 
 
+# the judge's own counts of public-phase work (rounds, calls, repetitions, the process limit):
+# decided before any hidden config exists, so they cannot carry its shape, and any of them may
+# happen to equal HIDDEN_S (a CI run saw one do so, 2026-11-25)
+PUBLIC_COUNTERS = {"reps", "samples", "rounds", "runs", "checked_calls", "max_processes", "reps_by_S",
+                   "checked_calls_by_S", "calls"}
+
+
+def _without_public_counters(text: str) -> str:
+    """A JSON document's text with the numbers under PUBLIC_COUNTERS left out (other text
+    as it is); the text itself when it is not JSON."""
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return text
+
+    def strip(x, key=""):
+        if key in PUBLIC_COUNTERS and not isinstance(x, str):
+            return None
+        if isinstance(x, dict):
+            return {k: strip(v, k) for k, v in x.items()}
+        if isinstance(x, list):
+            return [strip(v, key) for v in x]
+        return x
+    return json.dumps(strip(doc), indent=1)
+
+
 def leaked_secrets(cls: Class) -> list[str]:
     """Every student-visible file (OUT/students/*/...) that holds a secret."""
     found = []
@@ -373,12 +399,15 @@ def leaked_secrets(cls: Class) -> list[str]:
                 text = "".join(p.extract_text() for p in PdfReader(path).pages)
             except Exception:  # noqa: BLE001 - no pypdf: the raw bytes are searched
                 pass
+        shape_text = _without_public_counters(text) if path.suffix == ".json" else text
+        shape_hit = hidden_s.search(shape_text) if path.name != "batch.json" else None
         checks = {"the hidden seed": str(cls.seed) in text, "the environment's secret": cls.secret in text,
-                  "the hidden file": HIDDEN_MARKER in text,
-                  "the hidden shape": bool(hidden_s.search(text)) and path.name != "batch.json"}
+                  "the hidden file": HIDDEN_MARKER in text, "the hidden shape": bool(shape_hit)}
         if path.parent.name != "victim":
             checks["another student's source"] = VICTIM_MARKER in text
-        found += [f"{path.relative_to(cls.out)}: {what}" for what, hit in checks.items() if hit]
+        where = {"the hidden shape": f" ({shape_text[max(0, shape_hit.start() - 60):shape_hit.end() + 20]!r})"
+                 if shape_hit else ""}
+        found += [f"{path.relative_to(cls.out)}: {what}{where.get(what, '')}" for what, hit in checks.items() if hit]
     return found
 
 
