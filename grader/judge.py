@@ -79,6 +79,7 @@ class Judge:
         self._device_env: dict | None = None   # set once the device was taken (run_device)
         self._gpu_nodes: tuple = ()
         self._context_broken = False      # a CUDA fault: the child's context cannot run more
+        self._judged: list = []           # public configs' errors beside each precision's (numerics)
         self.child_dir: Path | None = None
         self.library: Path | None = None
         self.output_public = ""
@@ -279,6 +280,7 @@ class Judge:
             self._device_env, self._gpu_nodes = env, gpu_nodes
             self._open_device()
             public_ok = self._checks(self.cfg.configs, hidden=False)
+            self._name_the_precision()
             if public_ok and self.bench_on and self.verdict is None:
                 self._bench()
         except ChildFailed as failed:
@@ -349,6 +351,8 @@ class Judge:
             self.state["audit"] = reply.get("audit") if isinstance(reply.get("audit"), dict) else {}
             result, kind = judge_call(reply, data, q, k, v, expected, self.cfg.tolerance, name, hidden,
                                       None if hidden else shape.as_dict())
+            if not hidden and result.max_err is not None and kind in ("", "wrong_answer"):
+                self._precision_evidence(name, q, k, v, expected, result)
             if kind == "wrong_answer" and not hidden and data is not None:
                 result = self._forensics(result, shape, payload, data)
             self._record_check(withhold(result) if hidden else result, hidden, full=result)
@@ -425,6 +429,31 @@ class Judge:
             return ""
         out = torch.frombuffer(bytearray(data), dtype=torch.float32).reshape(1, 2, S, D).double()
         return head_state_message(out, truth(*dup), self.cfg.tolerance)
+
+    def _precision_evidence(self, name: str, q, k, v, expected, result) -> None:
+        """This config's error beside attention computed here in each precision a kernel may
+        use (grader/numerics.py); the judgement is made over every public config at the end."""
+        from .numerics import errors_by_precision, likely_precision
+        try:
+            errors = errors_by_precision(q, k, v, expected)
+        except Exception:  # noqa: BLE001 - forensics never cost a grade
+            return
+        self._judged.append({"name": name, "max_err": result.max_err, "passed": result.passed, "errors": errors})
+        self.state["numerics"] = likely_precision(self._judged, self.cfg.tolerance)
+
+    def _name_the_precision(self) -> None:
+        """A config the usual mistakes do not explain, whose error is a reduced precision's
+        rounding (numerics), is told so in its own message and in the verdict's."""
+        precision = (self.state.get("numerics") or {}).get("precision")
+        if not precision or precision in ("fp32", "mixed"):
+            return
+        none = "the error fits none of the usual mistakes"
+        said = f"the error is the rounding of a {precision} computation (see numerics)"
+        for c in self.state["checks"]:
+            if not c.get("hidden") and none in c.get("message", ""):
+                c["message"] = c["message"].replace(none, said)
+        if self.message and none in self.message:
+            self.message = self.message.replace(none, said)
 
     def _fresh_child(self) -> None:
         """A new child after a forensic re-run broke this one (within the restart budget)."""

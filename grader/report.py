@@ -156,6 +156,7 @@ def _perf_chart(bench: list, path: Path, backend: str) -> None:
 def context(doc: dict, build: Path, profile_dir: Path | None = None, before: dict | None = None) -> dict:
     """Everything the template shows, computed and formatted here."""
     from .diagnose import across_configs
+    from .summary import numerics_line
     front, answers = split_answers(doc.get("report_md"))
     sub = doc["submission"]
     checks = doc.get("checks", [])
@@ -234,6 +235,7 @@ def context(doc: dict, build: Path, profile_dir: Path | None = None, before: dic
                                                             f"expected {m['expected']:.6g}" for m in c.get("mismatches", [])]}
                    for c in checks],
         "diagnosis": across_configs(checks) or "",
+        "numerics": numerics_line(doc.get("numerics")),
         "perf_rows": perf_rows, "perf_unit": unit, "perf_chart": lit("perf.svg") if bench else None,
         **ai_context(shape0, sizes), **profiler, "shots": shots,
         "profile_notes": doc.get("profile_notes", []) + profiler["roofline_notes"],

@@ -123,6 +123,7 @@ class GradeResult:
     isolation: dict = field(default_factory=dict)   # sandbox used, limits enforced
     ceilings: dict = field(default_factory=dict)    # CPU: measured roofline (roofline.Ceilings fields)
     bench_quality: dict = field(default_factory=dict)   # were the timings taken on a quiet machine?
+    numerics: dict = field(default_factory=dict)   # the precision the kernel most likely computed in
     grader_version: str = __version__
     schema_version: int = SCHEMA_VERSION
 

@@ -35,6 +35,16 @@ def _quality_lines(quality: dict) -> list[str]:
     lines += [f"    {reason}" for reason in quality.get("reasons", [])[:6]]
     lines.append("    close other programs and grade again before you trust or quote these figures")
     return lines
+def numerics_line(numerics: dict | None) -> str:
+    """The precision the kernel most likely computed in, and what that means (grader/numerics.py)."""
+    if not numerics or numerics.get("precision") is None:
+        return ""
+    what = numerics.get("precision") or "no precision"
+    head = f"likely computed in {what}" if numerics.get("precision") else numerics.get("evidence", "")
+    return "; ".join(x for x in (head, numerics.get("lesson", ""),
+                                 numerics.get("evidence", "") if numerics.get("precision") else "") if x)
+
+
 def _diagnosis(r: GradeResult) -> str | None:
     """The pattern over the whole grade's configs (grader/diagnose.py), if one fits."""
     from dataclasses import asdict
@@ -74,6 +84,9 @@ def format_result(r: GradeResult) -> str:
         pattern = _diagnosis(r)
         if pattern:
             out.append(f"  diagnosis: {pattern}")
+        line = numerics_line(r.numerics)
+        if line:
+            out.append(f"  numerics: {line}")
     if r.bench:
         method = r.timing.get("method", "?")
         opt = any(b.fused_opt_ms is not None for b in r.bench)

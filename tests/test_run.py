@@ -18,6 +18,7 @@ CASES = [
     ("wrong/uninitialised_read.py", "wrong_answer", "the kernel reads memory it never wrote"),
     ("wrong/state_between_heads.py", "wrong_answer", "carries state from one (batch, head) to the next"),
     ("wrong/batch_stride.py", "wrong_answer", "a batch/head offset (stride)"),
+    ("wrong/tf32_products.py", "wrong_answer", "the rounding of a TF32 or fp16 (10-bit mantissa) computation"),
     # must-fail decoys (issue 32, item 4): each fails with its own diagnosis
     ("decoy/zeros.py", "wrong_answer", "an output of all zeros"),
     ("decoy/mean_of_v.py", "wrong_answer", "uniform weights"),
@@ -176,3 +177,13 @@ def test_a_kernel_right_only_at_the_public_sizes_fails_on_the_benchmark_sizes(gr
     result = grade_cpu(SUBMISSIONS / "decoy" / "public_sizes_only.py", bench=True)
     assert all(c.passed for c in result.checks)
     assert result.verdict == "wrong_answer" and "wrong on the benchmark inputs" in result.message, result.message
+
+
+def test_numerics_names_the_precision_a_kernel_computed_in(grade_cpu):
+    """Issue 32, item 5: fp32 for a correct fp32 kernel; TF32 for one that rounds its products'
+    inputs to 10 bits, passing the ordinary configs and failing the large-score one."""
+    assert grade_cpu(SUBMISSIONS / "correct" / "scalar_loop.py").numerics["precision"] == "fp32"
+    tf32 = grade_cpu(SUBMISSIONS / "wrong" / "tf32_products.py")
+    assert [c.passed for c in tf32.checks] == [True, True, True, False]
+    assert tf32.numerics["precision"].startswith("TF32") and "outside the precision policy" in tf32.numerics["lesson"]
+    assert grade_cpu(SUBMISSIONS / "wrong" / "missing_scale.py").numerics["precision"] == ""    # a bug
