@@ -237,7 +237,9 @@ HEAD_DIM_WORDS = ("hard-coded", "head dimension", "output dims")
 # what the judge's re-runs established (grader/check.py differential_message, unwritten_message)
 FORENSIC = ("the kernel reads memory it never wrote", "the output changes from run to run", "were never written",
             "the kernel carries state from one", "a batch/head offset (stride)")
-SPECIFIC = ("the error matches", *FORENSIC)
+# per-config findings that name a cause everywhere in the output, which a size pattern would contradict
+SPECIFIC = ("a missing 1/√D scale", "a 1/D scale instead", "read transposed", "not normalised", "uniform weights",
+            "over the wrong axis", *FORENSIC)
 TILE_WORDS = ("tile",)
 
 
