@@ -58,7 +58,9 @@ def main() -> int:
     out = build(Path(args.out), Path(args.config))
     with zipfile.ZipFile(out) as z:
         n = len(z.namelist())
-    print(f"{out}: {n} files; upload it as the assignment's autograder (Ubuntu 24.04 base image)")
+    print(f"{out}: {n} files; upload it as the assignment's autograder (Ubuntu 24.04 base image) and set the "
+          "assignment's memory to 3 GB in its Autograder Settings (Gradescope's default, 768 MB, grades nothing: "
+          "INSTRUCTORS.md section 8)")
     return 0
 
 
