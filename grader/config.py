@@ -63,6 +63,9 @@ class Config:
     source: str = str(DEFAULT_CONFIG)
     timeout_whole: float = 0.0          # wall-clock cap on one submission; 0: timeout_total's default
     max_spread: float = 0.0             # timings' IQR/median above this: a noisy size (0: quality.NOISY_SPREAD, per backend)
+    precision: float = 0.01             # the slowdown's 95% interval half-width asked for (0: no more rounds for it)
+    precision_cap_s: float = 0.0        # seconds of timing per size at most (0: confidence.CAP_S, per backend)
+    tier_bounds: tuple[float, ...] = () # the rubric's performance tiers' max_slowdown (the stopping rule's boundaries)
 
     @property
     def timeout_total(self) -> float:
@@ -88,12 +91,14 @@ class Config:
             "cpp_ldflags": list(self.cpp_ldflags), "cuda_flags": list(self.cuda_flags),
             "cuda_arch": self.cuda_arch, "seed_is_secret": self.seed_is_secret,
             "source": self.source, "timeout_whole": self.timeout_whole, "max_spread": self.max_spread,
+            "precision": self.precision, "precision_cap_s": self.precision_cap_s, "tier_bounds": list(self.tier_bounds),
         }
 
     @staticmethod
     def from_json(d: dict) -> "Config":
         shapes = lambda key: tuple(Shape(**s) for s in d[key])  # noqa: E731
         flags = {k: tuple(d[k]) for k in ("cpp_flags", "cpp_ldflags", "cuda_flags")}
+        flags["tier_bounds"] = tuple(d.get("tier_bounds", ()))
         return Config(**{**{"timeout_whole": 0.0, "max_spread": 0.0}, **d, **flags, "configs": shapes("configs"),
                          "hidden_configs": shapes("hidden_configs"),
                          "bench_shapes": shapes("bench_shapes")})
@@ -108,7 +113,7 @@ _SCHEMA = {
     "timeouts": {"compile": float, "check": float, "bench": float},
 }
 _OPTIONAL_KEYS = {"timeouts": {"total": float},    # optional keys of required sections
-                  "benchmark": {"max_spread": float}}
+                  "benchmark": {"max_spread": float, "precision": float, "precision_cap_s": float}}
 # Optional sections: [rubric] and [deadline] (the batch grader, grader/gradebook.py),
 # [precision] (the handout and the speed review flags, grader/integrity.py).
 _OPTIONAL_SCHEMA = {
@@ -188,7 +193,7 @@ def load(path: Path | str = DEFAULT_CONFIG, hidden: Path | str | None = None,
     optional = {k: {kk: vv for kk, vv in data[k].items() if kk in keys} for k, keys in _OPTIONAL_KEYS.items()
                 if isinstance(data.get(k), dict)}
     _check_keys(optional, _OPTIONAL_KEYS, where, required=False)
-    load_rubric(path, data)
+    rubric, _ = load_rubric(path, data)
     load_precision(path, data)
     corr, bench, tmo = data["correctness"], data["benchmark"], data["timeouts"]
     configs = _shapes(corr["configs"], where, "correctness.configs")
@@ -201,6 +206,12 @@ def load(path: Path | str = DEFAULT_CONFIG, hidden: Path | str | None = None,
     for key in ("B", "H", "D", "min_reps", "max_reps", "rep_ms", "max_spread"):
         if key in bench:
             _positive(bench[key], f"[benchmark] {key}", where)
+    for key in ("precision", "precision_cap_s"):
+        if key in bench and (isinstance(bench[key], bool) or not bench[key] >= 0):
+            raise ConfigError(f"{where}: [benchmark] {key} = {bench[key]!r} must be a number >= 0")
+    if bench.get("precision", 0) >= 1:
+        raise ConfigError(f"{where}: [benchmark] precision = {bench['precision']!r} is a fraction of the "
+                          "slowdown (0.01: its 95% interval within ±1%)")
     if bench["warmup_reps"] < 0 or bench["threads"] < 0:
         raise ConfigError(f"{where}: [benchmark] warmup_reps and threads must be >= 0")
     if bench["min_reps"] > bench["max_reps"]:
@@ -238,7 +249,9 @@ def load(path: Path | str = DEFAULT_CONFIG, hidden: Path | str | None = None,
         timeout_bench=float(tmo["bench"]), cpp_flags=tuple(comp["cpp_flags"]),
         cpp_ldflags=tuple(comp["cpp_ldflags"]), cuda_flags=tuple(comp["cuda_flags"]),
         cuda_arch=arch, seed_is_secret=secret, source=where, timeout_whole=float(tmo.get("total", 0)),
-        max_spread=float(bench.get("max_spread", 0)),
+        max_spread=float(bench.get("max_spread", 0)), precision=float(bench.get("precision", 0.01)),
+        precision_cap_s=float(bench.get("precision_cap_s", 0)),
+        tier_bounds=tuple(sorted(m for m, _ in rubric.performance)),
     )
 
 

@@ -44,6 +44,7 @@ class Item:
     output: str
     visibility: str = "visible"      # Gradescope: visible | hidden | after_due_date | after_published
     key: str = ""                    # what overrides.csv calls it: config1, performance, written:gap, ...
+    mark: str = ""                   # for the staff: the tier was decided at a boundary (grades.csv tier_boundary)
 
 
 @dataclass(frozen=True)
@@ -133,15 +134,15 @@ def score_items(doc: dict, rubric: Rubric, hidden_count: int | None = None) -> l
     if rubric.performance:
         best = max(p for _, p in rubric.performance)
         row = _largest_row(doc)
-        pts, out = 0.0, "no benchmark (the kernel must be correct first)"
+        pts, out, mark = 0.0, "no benchmark (the kernel must be correct first)", ""
         if row is not None and benchmark_counts(doc):
             from .perf_tier import decide   # a statistic a noisy run cannot flip (grader/perf_tier.py)
             decision = decide(row, rubric.performance, doc.get("bench_quality"))
-            pts = decision.points
+            pts, mark = decision.points, decision.boundary
             out = f"{row['student_ms']:.4g} ms vs SDPA {row['sdpa_ms']:.4g} ms (medians); {decision.text}"
         elif cheat:
             out = "withheld: integrity flags need review"
-        items.append(Item("performance vs SDPA", pts, best, out, key="performance"))
+        items.append(Item("performance vs SDPA", pts, best, out, key="performance", mark=mark))
     # a warm-cache export (make profile records one beside each cold one) is not a label of its own
     # ... and only exports of this submission's kernels (grader/evidence.py: provenance)
     from .evidence import provenance
@@ -244,6 +245,10 @@ def row(doc: dict, items: list[Item], late: Lateness, sizes: list[int], n_public
     r["backend"] = doc.get("backend")
     r["message"] = doc.get("message", "")[:300]
     r["overrides"] = "; ".join(o.label() for o in sorted((chosen or {}).values(), key=lambda o: o.line))
+    for S in sizes:                          # the slowdown's 95% interval (grader/confidence.py)
+        interval = bench.get(S, {}).get("interval") or {}
+        r[f"slowdown_low_S{S}"], r[f"slowdown_high_S{S}"] = interval.get("low"), interval.get("high")
+    r["tier_boundary"] = next((i.mark for i in items if i.key == "performance" and i.mark), "")
     return r
 
 
@@ -252,7 +257,9 @@ def columns(sizes: list[int], n_public: int, n_hidden: int) -> list[str]:
     cols += [f"config{i + 1}_{x}" for i in range(n_public) for x in ("max_err", "passed")]
     cols += [f"hidden{i + 1}_{x}" for i in range(n_hidden) for x in ("max_err", "passed")]
     cols += [f"{x}_S{S}" for S in sizes for x in ("student_ms", "sdpa_ms", "slowdown")]
-    return cols + ["compile_seconds", "flags", "late_days", "late_penalty", "backend", "message", "overrides"]
+    cols += ["compile_seconds", "flags", "late_days", "late_penalty", "backend", "message", "overrides"]
+    # added later, at the end, so scripts that read the columns by position keep working
+    return cols + [f"slowdown_{x}_S{S}" for S in sizes for x in ("low", "high")] + ["tier_boundary"]
 
 
 _NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")

@@ -581,31 +581,93 @@ class Judge:
                 return
 
     def _bench_size(self, shape: Shape, kernels: list, rng) -> dict | None:
-        """One timing of every kernel at one size; None when the kernel raised (verdict set)."""
+        """Every kernel timed at one size on the GPU: one request of the child's harness
+        (grader/gpu.py), then more while the slowdown's interval is not yet precise or
+        straddles a tier boundary (grader/confidence.py), each with canaries of its own; a
+        request during which NVML saw the GPU throttled is discarded and counted (the judge's
+        own sampling, grader/quality.py `ClockMonitor`). None when the kernel raised (the
+        verdict is set)."""
+        from .bench import make_row, summarize
+        from .quality import ClockMonitor, Meter
+        uuid = self.state.get("system", {}).get("gpu_uuid")
+        meter = Meter(self.child, self.device, uuid)
+        monitor = ClockMonitor(uuid)
+        from .confidence import MIN_REQUESTS
+        rule = self._stopping_rule(0)
+        rule.base_s = 0.0                  # the GPU harness's rounds are fixed: requests are the unit
+        rule.min_groups = MIN_REQUESTS
+        start = time.monotonic()
+        first, samples, errs, reps, discarded, throttled = None, {"student": [], "sdpa": []}, [], 0, [], []
+        groups: list[int] = []            # the request each round came from
+        while True:
+            with monitor.window() as health:
+                got = self._bench_request(shape, kernels, rng)
+            if got is None:
+                return None
+            errs += got["errs"]
+            spent = time.monotonic() - start
+            if health.throttled and spent < rule.cap_s:
+                discarded.append(health.reason)
+                continue
+            if health.throttled:
+                throttled.append(health.reason)
+            monitor.keep(health)
+            if first is None:
+                first = got
+            elif got["method"] != first["method"]:
+                break                      # rounds of another method are not comparable
+            rounds = got["rounds"]
+            if not rounds:
+                break                      # a harness without per-round figures: one request
+            for name in samples:
+                samples[name] += rounds[name]
+            groups += [len(set(groups))] * len(rounds["student"])
+            reps += got["reps"] or 0
+            if not rule.more(samples["student"], samples["sdpa"], time.monotonic() - start, groups):
+                break
+        meter.wall()
+        timings = dict(first["timings"])
+        if len(samples["student"]) > len(first["rounds"].get("student", ())):
+            try:
+                timings.update({n: replace(summarize(v), reps=reps if first["method"] != "graph" else -1)
+                                for n, v in samples.items()})
+            except Exception as e:  # noqa: BLE001 - the child's figures, checked in _bench_request
+                raise ChildFailed("runtime_error", f"the benchmark's rounds are not plausible ({e})") from None
+        row = asdict(make_row(shape, timings, None))
+        row["interval"] = rule.summary()
+        quality = meter.quality(shape, timings, self.cfg)
+        quality.update(monitor.summary(discarded))
+        if throttled:
+            quality["reasons"].append(f"S={shape.S}: timed while the GPU was throttled ({throttled[0]}) until the "
+                                      "cap on time per size")
+            quality["noisy"] = True
+        return {"row": row, "recheck": _worst(errs), "method": first["method"], "reps": reps or first["reps"],
+                "sdpa_backend": first["sdpa_backend"], "quality": quality}
+
+    def _bench_request(self, shape: Shape, kernels: list, rng) -> dict | None:
+        """One request of the GPU harness: its timings, per-round figures and the canaries'
+        errors; None when the kernel raised (the verdict is set)."""
         import torch
 
-        from .bench import ImplausibleTimings, make_row, plausible_timings
+        from .bench import ImplausibleTimings, plausible_timings
         from .check import make_inputs, truth
-        from .quality import Meter
-        if self.device == "cuda":
-            from .gpu import canary_optional, pick_canaries
-        else:
-            from .bench import canary_optional, pick_canaries
+        from .gpu import canary_optional, pick_canaries
         child = self.child
         picked = pick_canaries(shape, self.cfg, rng, RECHECK_SAMPLES)
         canary = [make_inputs(shape, rng.getrandbits(62)) for _ in picked]
         payload = b"".join(t.numpy().tobytes() for c in canary for t in c)
         size = shape.B * shape.H * shape.S * shape.D * 4
-        meter = Meter(child, self.device, self.state.get("system", {}).get("gpu_uuid"))
+        t0 = time.monotonic()
         reply, data = child.request({"op": "bench", "shape": shape.as_dict(), "nonce": rng.getrandbits(62),
                                      "kernels": kernels, "canaries": [{"slot": s} for s in picked]},
                                     payload, timeout=self.cfg.timeout_bench, max_payload=size * len(picked))
+        wall = time.monotonic() - t0
         reply = self._expect(reply)
         self.state["audit"] = reply.get("audit") if isinstance(reply.get("audit"), dict) else {}
         if self._raised_in_bench(reply, shape):
             return None
         try:
-            timings = plausible_timings(reply.get("timings"), set(kernels) | {"student"}, meter.wall())
+            timings = plausible_timings(reply.get("timings"), set(kernels) | {"student"}, wall)
         except ImplausibleTimings as e:
             raise ChildFailed("runtime_error", str(e)) from None
         self._note_state_changes(reply.get("state_changes"))
@@ -626,15 +688,17 @@ class Judge:
             errs.append(float(err) if bool(err.isfinite()) else float("nan"))
         extra = reply.get("extra") if isinstance(reply.get("extra"), dict) else {}
         probe = extra.get("wall_probe_ms")
-        if isinstance(probe, (int, float)) and probe > 2 * timings["student"].median_ms + 0.1:
+        seen = any(f["code"] == "async_work" and f["detail"].startswith(f"S={shape.S}:")
+                   for f in self.state["judge_flags"])
+        if isinstance(probe, (int, float)) and probe > 2 * timings["student"].median_ms + 0.1 and not seen:
             self.state["judge_flags"].append({"code": "async_work", "tier": "review", "detail": (
                 f"S={shape.S}: a call takes {probe:.3f} ms with the device synchronised but "
                 f"{timings['student'].median_ms:.3f} ms by the events on the timed stream: work left running "
                 "on another stream?")})
-        return {"row": asdict(make_row(shape, timings, None)), "recheck": _worst(errs), "method": method,
+        return {"timings": timings, "errs": errs, "method": method,
+                "rounds": _plausible_rounds(extra.get("rounds"), timings, wall),
                 "reps": reply.get("reps") if isinstance(reply.get("reps"), int) else None,
-                "sdpa_backend": str(extra.get("sdpa_backend", ""))[:40],
-                "quality": meter.quality(shape, timings, self.cfg)}
+                "sdpa_backend": str(extra.get("sdpa_backend", ""))[:40]}
 
     def _raised_in_bench(self, reply: dict, shape: Shape) -> bool:
         """True (the verdict set) when the child says the kernel raised while benchmarked."""
@@ -646,6 +710,16 @@ class Judge:
         kind = raised.get("kind") if raised.get("kind") in ("not_implemented", "runtime_error") else "runtime_error"
         self.finish(kind, f"attention raised during the benchmark ({shape}): {str(raised.get('message', ''))[:500]}")
         return True
+
+    def _stopping_rule(self, kernels: int):
+        """How many rounds a size gets (grader/confidence.py): the configured minimum, then
+        more until the slowdown's 95% interval is within `precision` and clear of every tier
+        boundary, or the cap on time per size."""
+        from .confidence import CAP_S, StoppingRule
+        cfg = self.cfg
+        return StoppingRule(cfg.min_reps, cfg.max_reps, cfg.rep_ms / 1000 * kernels,
+                            cfg.precision_cap_s or CAP_S["cuda" if self.device == "cuda" else "cpu"],
+                            cfg.precision, cfg.tier_bounds)
 
     def _note_state_changes(self, changes) -> None:
         """The StateGuard's reported changes (data from the child), each kept once."""
@@ -660,11 +734,13 @@ class Judge:
         its times held to the judge's clock, the kernel's output of every round checked on
         random rows; then the harness's cost and SDPA measured in this process. None when the
         kernel raised (the verdict is set)."""
-        from .bench import ROWS_PER_HEAD, ImplausibleTimings, make_row, more_rounds, summarize
+        from .bench import ROWS_PER_HEAD, ImplausibleTimings, make_row, summarize
         from .check import make_inputs, row_error
         from .quality import Meter
         child = self.child
+        from .confidence import scaled
         names = ["student"] + list(kernels)
+        rule = self._stopping_rule(len(names))
         size = shape.B * shape.H * shape.S * shape.D * 4
         deadline = time.monotonic() + self.cfg.timeout_bench
         meter = Meter(child, self.device, None)
@@ -691,7 +767,7 @@ class Judge:
         start = time.monotonic()
         r = 0
         try:
-            while more_rounds(r, self.cfg, time.monotonic() - start, len(names)):
+            while rule.more(samples["student"], samples["sdpa"], time.monotonic() - start):
                 (q, k, v), payload = inputs()
                 got = ask({"op": "bench_round", "round": r}, payload, max_payload=size)
                 if got is None:
@@ -721,7 +797,9 @@ class Judge:
         # the judge's own SDPA and the kernel's process alike, unevenly); not the spread, which
         # the kernel itself can widen
         busy = _busy(quality)
+        raw = row["slowdown"]
         row = {**row, "judge_clock": clock} if busy else cap_baseline({**row, "judge_clock": clock})
+        row["interval"] = scaled(rule.summary(), raw, row["slowdown"])
         return {"row": row, "clock_flags": clock_flags(shape, timings, clock), "busy": busy, "recheck": _worst(errs),
                 "method": "cpu-perf_counter", "reps": r, "sdpa_backend": "", "checked_calls": len(errs),
                 "quality": quality}
@@ -854,6 +932,27 @@ def _busy(quality: dict) -> bool:
     """Other processes used the machine while timing (the judge's measure, not the spread)."""
     from .quality import BUSY_CORES
     return (quality.get("other_cores_busy") or 0) > BUSY_CORES or bool(quality.get("other_gpu_processes"))
+
+
+def _plausible_rounds(d, timings: dict, wall_s: float) -> dict:
+    """The child's per-round figures of the kernel and SDPA ({} when there are none, or
+    they cannot be the rounds its timings summarise: as many as it says, finite, positive,
+    their median the reported one, no more time than the request took). Data from the
+    timed process, like the timings: the judge's own checks are the canaries and the clock."""
+    import math
+    if not isinstance(d, dict):
+        return {}
+    out = {}
+    for name in ("student", "sdpa"):
+        v = d.get(name)
+        if not isinstance(v, list) or not 2 <= len(v) <= 10_000 or not all(
+                isinstance(x, (int, float)) and math.isfinite(x) and 0 < x < 1e6 for x in v):
+            return {}
+        if abs(statistics.median(v) - timings[name].median_ms) > 1e-6 * max(1.0, timings[name].median_ms) \
+                or sum(v) > wall_s * 1e3 * 1.05 + 5:
+            return {}
+        out[name] = [float(x) for x in v]
+    return out if len(out["student"]) == len(out["sdpa"]) else {}
 
 
 def _worst(errs: list) -> float | None:

@@ -10,7 +10,14 @@ them, the item says so, and the bench stage's timing-quality signal (`bench_qual
 the results have it) says whether the machine was busy (the judge times a noisy size again
 before it keeps one). A figure below the physical floor (`floor_ms`: the fastest arithmetic
 the assignment allows at the device's peak) is not a time any kernel can take, and the size
-scores nothing. Pure functions of a results row.
+scores nothing.
+
+Where the row has the slowdown's 95% interval (grader/confidence.py: the judge timed more
+rounds while it straddled a tier boundary, up to a cap on time), the interval replaces the
+fastest calls as the cross-check. An interval still straddling a boundary at the cap is
+decided by the stated rule (`boundary_tier`): in the student's favour, by one tier at most,
+and marked (`Decision.boundary`) so the gradebook shows it and a person can re-run it.
+Pure functions of a results row.
 """
 from __future__ import annotations
 
@@ -25,6 +32,7 @@ class Decision:
     median: float | None            # slowdown of the medians (the headline figure): the tier's statistic
     decided: bool                   # both statistics fall in the same tier
     text: str                       # one line for the gradebook and the student
+    boundary: str = ""              # the interval straddled a tier boundary: what the rule did
 
 
 def tier_of(slowdown: float, tiers: tuple) -> tuple[float, float] | None:
@@ -65,6 +73,9 @@ def decide(row: dict, tiers: tuple, quality: dict | None = None) -> Decision:
             "FLOPs at the device's fastest allowed peak): no kernel computes that fast; no points"))
     if median is None:                               # results without a median: the fastest calls
         median = best
+    interval = row.get("interval")
+    if median is not None and isinstance(interval, dict) and interval.get("low") and interval.get("high"):
+        return _with_interval(row, median, best, interval, tiers)
     found = tier_of(median, tiers)
     other = tier_of(best, tiers) if best is not None else found
     decided = found == other
@@ -79,3 +90,35 @@ def decide(row: dict, tiers: tuple, quality: dict | None = None) -> Decision:
                  "grade again on a quiet machine to settle it")
     return Decision(points=found[1] if found else 0.0, tier=found[0] if found else None,
                     best=best if best is not None else median, median=median, decided=decided, text=text)
+
+
+def boundary_tier(median: float, low: float, tiers: tuple) -> tuple[float, float] | None:
+    """The rule at a tier boundary the interval still straddles: the best tier the
+    interval reaches (its low end's), at most one tier better than the median's."""
+    ordered = sorted(tiers)
+    found, better = tier_of(median, tiers), tier_of(low, tiers)
+    if better == found:
+        return found
+    i = ordered.index(found) if found else len(ordered)
+    return ordered[max(ordered.index(better), i - 1)]
+
+
+def _with_interval(row: dict, median: float, best: float | None, interval: dict, tiers: tuple) -> Decision:
+    name = lambda t: f"tier <= {t[0]:g}x" if t else "slower than every tier"  # noqa: E731
+    low, high = interval["low"], interval["high"]
+    found = tier_of(median, tiers)
+    span = f"95% interval {low:.2f}-{high:.2f}x over {interval.get('rounds', '?')} rounds"
+    text = f"S={row['S']}: medians {median:.2f}x SDPA ({span}); {name(found)}"
+    if tier_of(low, tiers) == tier_of(high, tiers):
+        return Decision(points=found[1] if found else 0.0, tier=found[0] if found else None,
+                        best=best if best is not None else median, median=median, decided=True, text=text)
+    edge = next(m for m, _ in sorted(tiers) if low <= m < high)
+    chosen = boundary_tier(median, low, tiers)
+    why = "the cap on timing per size was reached" if interval.get("cap_hit") else "timing stopped"
+    mark = (f"S={row['S']}: the interval {low:.2f}-{high:.2f}x straddles the {edge:g}x boundary ({why}); "
+            f"scored {name(chosen)}, in the student's favour")
+    text = (f"S={row['S']}: medians {median:.2f}x SDPA ({span}), across the {edge:g}x tier boundary ({why}): "
+            f"scored {name(chosen)}, in your favour; a re-run on a quiet machine settles it")
+    return Decision(points=chosen[1] if chosen else 0.0, tier=chosen[0] if chosen else None,
+                    best=best if best is not None else median, median=median, decided=False, text=text,
+                    boundary=mark)

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import os
 import subprocess
+import threading
 import time
+from contextlib import contextmanager
 
 from .config import Config, Shape
 
@@ -103,6 +105,111 @@ class Meter:
                 "score": max(spread.values(), default=0) + (other or 0) + (gpu_others or 0)}
 
 
+# ---- the GPU's clocks and health, sampled by the judge through NVML --------------------------
+
+CLOCK_FLOOR = 0.9          # an SM clock below this fraction of the default clock: a throttled request
+SAMPLE_S = 0.01
+# NVML's clocks-event (throttle) reasons that slow a kernel for reasons outside it
+THROTTLES = {0x8: "hardware slowdown", 0x20: "software thermal slowdown", 0x40: "hardware thermal slowdown",
+             0x80: "hardware power brake"}
+POWER_CAP = 0x4
+
+
+class Health:
+    """What NVML saw during one request: `throttled` and why (`reason`)."""
+
+    def __init__(self):
+        self.samples: list[tuple[int, int, float, int]] = []     # (SM MHz, °C, W, reasons)
+        self.throttled, self.reason = False, ""
+
+
+class ClockMonitor:
+    """The GPU's SM clock, temperature, power and throttle reasons, sampled every SAMPLE_S
+    from the judge's process (nvidia-ml-py) while a benchmark request runs. A request during
+    which the GPU was throttled (THROTTLES) or ran below CLOCK_FLOOR x its default clock (NVML's
+    default applications clock: 1980 MHz on an H100 SXM, its boost clock) is `throttled`: the judge discards its rounds. Without NVML
+    (no binding, no GPU) nothing is sampled and `summary` says why."""
+
+    def __init__(self, uuid: str | None):
+        self.handle, self.nvml, self.base_mhz, self.note = None, None, None, ""
+        self.kept: list[tuple[int, int, float, int]] = []
+        if not uuid:
+            self.note = "no GPU"
+            return
+        try:
+            import pynvml
+            pynvml.nvmlInit()
+            self.handle = pynvml.nvmlDeviceGetHandleByUUID(uuid)
+            self.nvml = pynvml
+            try:
+                self.base_mhz = pynvml.nvmlDeviceGetDefaultApplicationsClock(self.handle, pynvml.NVML_CLOCK_SM)
+            except pynvml.NVMLError:
+                self.base_mhz = None
+        except ImportError:
+            self.note = "not sampled: the nvidia-ml-py package is not installed (pip install nvidia-ml-py)"
+        except Exception as e:  # noqa: BLE001 - NVML missing or refusing: timing goes on unsampled
+            self.note = f"not sampled: NVML: {e}"[:200]
+
+    def _sample(self) -> tuple[int, int, float, int]:
+        n, h = self.nvml, self.handle
+        reasons = (n.nvmlDeviceGetCurrentClocksEventReasons(h) if hasattr(n, "nvmlDeviceGetCurrentClocksEventReasons")
+                   else n.nvmlDeviceGetCurrentClocksThrottleReasons(h))
+        return (n.nvmlDeviceGetClockInfo(h, n.NVML_CLOCK_SM), n.nvmlDeviceGetTemperature(h, n.NVML_TEMPERATURE_GPU),
+                n.nvmlDeviceGetPowerUsage(h) / 1000, int(reasons))
+
+    @contextmanager
+    def window(self):
+        health = Health()
+        if self.handle is None:
+            yield health
+            return
+        stop = threading.Event()
+
+        def run() -> None:
+            while not stop.is_set():
+                try:
+                    health.samples.append(self._sample())
+                except Exception:  # noqa: BLE001 - a failed sample is a missing sample
+                    pass
+                stop.wait(SAMPLE_S)
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        try:
+            yield health
+        finally:
+            stop.set()
+            thread.join()
+            judge_health(health, self.base_mhz)
+
+    def keep(self, health: Health) -> None:
+        """The judge kept this request's rounds: its samples are the size's figures."""
+        self.kept += health.samples
+
+    def summary(self, discarded: list[str]) -> dict:
+        """The size's `gpu_health` for results.json, and a reason when throttling stayed."""
+        if self.handle is None:
+            return {"gpu_health": {"sampled": False, "note": self.note}}
+        mhz = sorted(s[0] for s in self.kept) or [0]
+        out = {"sampled": True, "samples": len(self.kept), "sm_clock_mhz_median": mhz[len(mhz) // 2],
+               "sm_clock_mhz_min": mhz[0], "base_clock_mhz": self.base_mhz,
+               "temperature_c_max": max((s[1] for s in self.kept), default=None),
+               "power_w_max": round(max((s[2] for s in self.kept), default=0.0), 1),
+               "power_capped": any(s[3] & POWER_CAP for s in self.kept),
+               "discarded_requests": len(discarded), "discarded_because": sorted(set(discarded))[:3]}
+        return {"gpu_health": out}
+
+
+def judge_health(health: Health, base_mhz: int | None) -> None:
+    """Whether the samples of one request show a throttled GPU, and why (pure: the tests
+    give it synthetic samples)."""
+    why = sorted({name for s in health.samples for bit, name in THROTTLES.items() if s[3] & bit})
+    if base_mhz:
+        slow = [s[0] for s in health.samples if s[0] < CLOCK_FLOOR * base_mhz and not s[3] & 0x1]   # 0x1: idle
+        if slow:
+            why.append(f"SM clock {min(slow)} MHz, below {CLOCK_FLOOR:.0%} of its default {base_mhz} MHz")
+    health.throttled, health.reason = bool(why), "; ".join(why)
+
+
 def spread_limit(cfg: Config, device: str) -> float:
     return cfg.max_spread or NOISY_SPREAD.get(device, NOISY_SPREAD["cuda"])
 
@@ -110,6 +217,11 @@ def spread_limit(cfg: Config, device: str) -> float:
 def summarize(per_size: list[dict], cfg: Config, device: str = "cuda") -> dict:
     """The results' `bench_quality`: clean or noisy, why, and the figures per size."""
     reasons = [r for q in per_size for r in q["reasons"]]
+    for q in per_size:
+        health = q.get("gpu_health") or {}
+        if health.get("discarded_requests"):
+            reasons.append(f"S={q['S']}: {health['discarded_requests']} request(s) of rounds discarded: the GPU was "
+                           f"throttled ({', '.join(health['discarded_because'])})")
     return {"status": "noisy" if reasons else "clean", "reasons": reasons,
             "per_size": [{k: v for k, v in q.items() if k not in ("reasons", "score")} for q in per_size],
             "thresholds": {"spread": spread_limit(cfg, device), "other_cores_busy": BUSY_CORES,

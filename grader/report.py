@@ -18,6 +18,7 @@ import threading
 from datetime import date
 from pathlib import Path
 
+from .confidence import LEVEL, describe
 from .config import REPO_ROOT
 from .report_inputs import IMAGES, ImageError, check_image, check_images, refreshed, reread_note, source_lines
 
@@ -169,6 +170,7 @@ def context(doc: dict, build: Path, profile_dir: Path | None = None, before: dic
         perf_rows.append({"S": b["S"], "shape": f"{b['B']},{b['H']},{b['S']},{b['D']}",
                           "student": format_ms(b["student_ms"]), "sdpa": format_ms(b["sdpa_ms"]),
                           "slowdown": "-" if b["slowdown"] is None else f"{b['slowdown']:.2f}x",
+                          "interval": describe(b.get("interval")),
                           "naive": format_ms(b.get("naive_ms")), "fused": format_ms(b.get("fused_ms")),
                           "fused_opt": format_ms(b.get("fused_opt_ms")),
                           "student_perf": gf(b["student_ms"]), "sdpa_perf": gf(b["sdpa_ms"])})
@@ -236,7 +238,7 @@ def context(doc: dict, build: Path, profile_dir: Path | None = None, before: dic
                    for c in checks],
         "diagnosis": across_configs(checks) or "",
         "numerics": numerics_line(doc.get("numerics")),
-        "perf_rows": perf_rows, "perf_unit": unit, "perf_chart": lit("perf.svg") if bench else None,
+        "perf_rows": perf_rows, "interval_level": f"{LEVEL:.0%}", "perf_unit": unit, "perf_chart": lit("perf.svg") if bench else None,
         **ai_context(shape0, sizes), **profiler, "shots": shots,
         "profile_notes": doc.get("profile_notes", []) + profiler["roofline_notes"],
         "answers": [(title, markdown_to_typst(answers[key]) if key in answers else None)

@@ -97,6 +97,10 @@ class BenchRow:
     # judge's process; each held against the timed process's figures
     judge_clock: dict | None = None
     floor_ms: float | None = None                 # the physical floor: no honest call is faster
+    # the slowdown's paired-bootstrap 95% interval (grader/confidence.py): low, high, level,
+    # rounds, half_width (a fraction of the slowdown), target, cap_hit (the time cap ended the
+    # timing before the interval was within target and clear of every tier boundary)
+    interval: dict | None = None
 
 
 @dataclass(frozen=True)

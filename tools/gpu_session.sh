@@ -32,7 +32,7 @@ LOGS=${LOGS:-/tmp/gpu-logs}
 mkdir -p "$OUT" "$LOGS"
 PY=${PY:-python3}
 
-declare -A LIMIT=([setup]=60 [system]=150 [grade]=240 [tests]=1500 [redteam]=580 [corpus]=300 [bench]=120 [fidelity]=150
+declare -A LIMIT=([setup]=60 [system]=150 [grade]=240 [tests]=1500 [redteam]=580 [corpus]=300 [bench]=120 [fidelity]=400
                   [compile]=120 [noisy]=150 [throughput]=480 [profile]=240 [demo]=240)
 
 phase() {
@@ -41,7 +41,7 @@ setup)
     if ls .whl/*.whl >/dev/null 2>&1; then
         $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir .whl/*.whl 2>&1 | tail -3
     fi
-    $PY -c "import typst, pypdf, jsonschema; print('typst, pypdf', pypdf.__version__, 'jsonschema present')"
+    $PY -c "import typst, pypdf, jsonschema, pynvml; print('typst, pypdf', pypdf.__version__, 'jsonschema, nvidia-ml-py present')"
     if ! command -v bwrap >/dev/null && [ -x .cache/carry/bwrap ]; then
         install -m 0755 .cache/carry/bwrap /usr/local/bin/bwrap
         for lib in $(ldd /usr/local/bin/bwrap | awk '/not found/ {print $1}'); do
@@ -141,8 +141,13 @@ EOF
     $PY -c "
 import json
 for n in ('alone', 'beside'):
-    q = json.load(open('$LOGS/' + n + '.json')).get('bench_quality') or {}
-    print(n, q.get('status'), q.get('reasons'))" ;;
+    d = json.load(open('$LOGS/' + n + '.json'))
+    q = d.get('bench_quality') or {}
+    print(n, q.get('status'), q.get('reasons'))
+    for p in q.get('per_size', []):
+        print('  S', p['S'], 'gpu_health', p.get('gpu_health'))
+    for b in d.get('bench', []):
+        print('  S', b['S'], 'slowdown', round(b['slowdown'], 4), 'interval', b.get('interval'))" ;;
 throughput)
     $PY tools/batch_throughput.py --n "${N:-50}" --gpus ${GPUS:-0} --jobs "${JOBS:-16}" --json "$LOGS/throughput.json" ;;
 profile)
@@ -170,7 +175,10 @@ phases=${*:-setup system grade tests}
 # rows queue for the one CPU slot), '^(?!gpu_)[a-f]' 399, '^(?!gpu_)[g-m]' 179. On an H100
 # (2026-11-25, second session): '^gpu_' 104, '^(?!gpu_)[n-r]' 257, '^(?!gpu_)[s-z]' 193 ('^gpu_|'
 # with n-z together ran past 540 on a cold machine), test_third_party past 240 cold (the full
-# tier's baseline build under nvcc), 168 warm; test_gpu 248 (27 tests), grade 24 warm. So a session
+# tier's baseline build under nvcc), 168 warm; test_gpu 248 (27 tests), grade 24 warm.
+# (2026-11-25, third session, H100): grade 73 cold, noisy 150 (the hammer throttles the SM clock
+# to 1365 MHz: every request discarded until the 10 s cap, three times a size), fidelity 175
+# (5 grades, five requests a size), test_gpu 229 (25 tests). So a session
 # runs it as seven calls, back to back (a warm machine keeps the build cache; it goes back
 # after 30 s idle and after 30 minutes held; about 55 minutes held in all, two machines):
 #   TESTS="tests/test_third_party.py tests/test_gpu.py" tools/gpu_session.sh setup system grade tests
