@@ -14,7 +14,9 @@
    (mm, bmm, _softmax, exp, sum/amax, the SDPA kernels, ...) is strict: the kernel must
    compute attention itself; other operations (an elementwise mul_) are a warning.
 3. Review flags from the measurements (`speed_flags`): a kernel more than 10x faster
-   than SDPA, or above the device's fp32 peak, is flagged for a human to review.
+   than SDPA, or above the device's peak for the fastest arithmetic the config allows
+   ([precision] allowed: TF32 on the tensor cores by default, not the FP32 FMA peak), is
+   flagged for a human to review.
 """
 from __future__ import annotations
 

@@ -128,7 +128,7 @@ def _template_prompts() -> dict:
 # ---- numbers ----------------------------------------------------------------------------
 
 def format_ms(x):
-    return "-" if x is None else (f"{x * 1e3:.1f} us" if x < 1 else f"{x:.3f} ms" if x < 100 else f"{x:.1f} ms")
+    return "-" if x is None else (f"{x * 1e3:.1f} µs" if x < 1 else f"{x:.3f} ms" if x < 100 else f"{x:.1f} ms")
 
 
 def _perf_chart(bench: list, path: Path, backend: str) -> None:

@@ -134,7 +134,7 @@ def compare_profiles(profiles: list, shape: tuple | None = None) -> dict | None:
     flops_note = (f", the model's FLOPs on both sides: {' and '.join(marked)} on tensor cores" if both and marked
                   else f"; model FLOPs for {' and '.join(modelled)} (tensor cores)" if modelled else "")
     return {"labels": (first, last), "rows": [
-        {"what": "time (sum of the kernels, us)", "before": _f(a["us"], ".2f"), "after": _f(b["us"], ".2f"),
+        {"what": "time (sum of the kernels, µs)", "before": _f(a["us"], ".2f"), "after": _f(b["us"], ".2f"),
          "change": ratio(a["us"], b["us"])},
         {"what": "kernels", "before": str(a["kernels"]), "after": str(b["kernels"]), "change": ""},
         {"what": "DRAM % (time-weighted)", "before": _f(a["dram_pct"], ".2f"), "after": _f(b["dram_pct"], ".2f"),

@@ -12,8 +12,10 @@
 //
 // TF32 keeps 10 explicit mantissa bits: rounded to nearest an operand is off by up to
 // 2^-11 ≈ 4.9e-4 of its value (truncated, 2^-10). One TF32 product per fp32 product
-// passes the grading bar (max error < 1e-3) only narrowly on the course's inputs (the
-// handout's precision policy simulates it), and this reference is meant to match fp32.
+// passes the grading bar (max error < 1e-3) on configs 1-3 and fails config 4 on every
+// seed, by tens of times: there q and k are scaled by 8, the scores are large, and their
+// rounding error grows with them (the handout's precision table simulates it). So this
+// reference, meant to match fp32, cannot use it.
 // So every operand x is split into big = tf32(x) and small = tf32(x - big),
 // and a·b is computed as big·big + big·small + small·big (3 tensor-core products;
 // the dropped small·small term is ~2^-22 relative, below fp32 rounding). That is

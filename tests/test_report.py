@@ -142,7 +142,7 @@ def test_two_make_profile_exports_show_each_reference_once(tmp_path):
     before_kernels = [p for p in profiles if p.get("profile") == "before" and p.get("nvtx") == "student_S1024"]
     model = fused(1, 8, 1024, 64).flops
     assert float(ai["before"]) == pytest.approx(model / sum(p["dram_bytes"] for p in before_kernels), abs=0.05)
-    assert float(rows["time (sum of the kernels, us)"]["after"]) < 60
+    assert float(rows["time (sum of the kernels, µs)"]["after"]) < 60
     out = tmp_path / "r.json"
     out.write_text(json.dumps(result.to_json()))
     text = _squash(_text(render(out, tmp_path / "r.pdf", profile_dir=folder / "profiles")))

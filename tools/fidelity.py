@@ -40,7 +40,7 @@ def main() -> None:
             if doc["verdict"] != "ok":
                 sys.exit(f"run {i + 1}: verdict {doc['verdict']}: {doc['message']}")
             runs.append(doc)
-            print(f"run {i + 1}: " + "  ".join(f"S={b['S']}: {b['student_ms'] * 1e3:.2f} us" for b in doc["bench"]),
+            print(f"run {i + 1}: " + "  ".join(f"S={b['S']}: {b['student_ms'] * 1e3:.2f} µs" for b in doc["bench"]),
                   flush=True)
     print(f"\ntiming fidelity over {args.runs} grades of {args.submission} "
           f"({runs[0]['system'].get('gpu') or runs[0]['system'].get('cpu')}; method: {runs[0]['timing'].get('method')})")
@@ -51,7 +51,7 @@ def main() -> None:
             values = [r["bench"][i][f"{kernel}_ms"] * 1e3 for r in runs]
             med = statistics.median(values)
             spread = 100 * (max(values) - min(values)) / med
-            print(f"{row['S']:>6} {kernel:>9} {med:>10.2f}us {min(values):>10.2f}us {max(values):>10.2f}us "
+            print(f"{row['S']:>6} {kernel:>9} {med:>10.2f}µs {min(values):>10.2f}µs {max(values):>10.2f}µs "
                   f"{spread:>7.2f}%      -  (information)")
         ratios = [r["bench"][i]["slowdown"] for r in runs]
         med = statistics.median(ratios)

@@ -127,8 +127,8 @@ SEEDS = range(10)           # the public seed 0 and nine more: hidden seeds diff
 
 
 @functools.lru_cache(maxsize=None)
-def precision_errors() -> dict:
-    """precision -> (smallest, largest) max |out - truth| over the public configs and SEEDS:
+def precision_errors_by_config() -> dict:
+    """precision -> [(smallest, largest) max |out - truth| over SEEDS, per public config]:
     the products' operands rounded, fp32 accumulation and softmax, float64 truth
     (grader/check.py). A simulation of the arithmetic, not of any kernel's order of sums."""
     import torch
@@ -138,11 +138,30 @@ def precision_errors() -> dict:
     torch.set_num_threads(1)                  # one summation order wherever the tool runs
     out = {}
     for name, operand in PRECISION_OPERANDS.items():
-        errs = []
+        per_config = []
         for shape in config.load().configs:
+            errs = []
             for seed in SEEDS:
                 q, k, v = make_inputs(shape, seed)
                 errs.append((_attention(q, k, v, operand).double() - truth(q, k, v)).abs().max().item())
-        out[name] = (min(errs), max(errs))
+            per_config.append((min(errs), max(errs)))
+        out[name] = per_config
     torch.set_num_threads(threads)
     return out
+
+
+@functools.lru_cache(maxsize=None)
+def output_stds() -> list[tuple[float, float]]:
+    """Per public config, the (smallest, largest) standard deviation of the output's entries
+    (float64 truth) over SEEDS: the scale the absolute tolerance is measured against."""
+    from grader.check import make_inputs, truth
+    out = []
+    for shape in config.load().configs:
+        stds = [float(truth(*make_inputs(shape, seed)).std()) for seed in SEEDS]
+        out.append((min(stds), max(stds)))
+    return out
+
+
+def precision_errors() -> dict:
+    """precision -> (smallest, largest) max |out - truth| over the public configs and SEEDS."""
+    return {name: (min(lo for lo, _ in c), max(hi for _, hi in c)) for name, c in precision_errors_by_config().items()}

@@ -61,9 +61,68 @@ def _configs(cfg: config.Config) -> str:
             text += (f"\nConfig {i + 1} tests numerical stability: q and k are multiplied by {s.qk_std:g}, so "
                      f"the scores q·k/√D have a standard deviation of {s.qk_std ** 2:g} and reach the hundreds; "
                      f"`exp` overflows float32 above {EXP_OVERFLOW:.1f}, so a softmax that does not subtract each row's maximum "
-                     "returns inf/inf = NaN there. v stays standard normal, so the output and the tolerance mean "
-                     "what they mean on the other configs.\n")
+                     "returns inf/inf = NaN there. v stays standard normal, but the output does not keep the "
+                     "other configs' scale: " + _output_scale(cfg, i) + "\n")
     return text
+
+
+def _numbers(indices: list[int]) -> str:
+    """[0, 1, 2] -> "configs 1-3"; [3] -> "config 4"; [0, 2] -> "configs 1, 3"."""
+    n = [i + 1 for i in indices]
+    if len(n) == 1:
+        return f"config {n[0]}"
+    if n == list(range(n[0], n[-1] + 1)):
+        return f"configs {n[0]}-{n[-1]}"
+    return "configs " + ", ".join(map(str, n))
+
+
+def precision_verdict(per_config: list[tuple[float, float]], cfg: config.Config) -> str:
+    """Whether an arithmetic passes, said per config where configs differ: each config's
+    errors over the simulated seeds all below the tolerance, all above it, or both."""
+    tol = cfg.tolerance
+    lo, hi = min(a for a, _ in per_config), max(b for _, b in per_config)
+    if hi < tol / 2:
+        return "yes"
+    if hi < tol:
+        return f"yes here, by {tol / hi:.1f}x: a hidden config or seed may not"
+    if lo >= tol:
+        return "no"
+    passing = [i for i, (_, b) in enumerate(per_config) if b < tol]
+    failing = [i for i, (a, _) in enumerate(per_config) if a >= tol]
+    mixed = [i for i in range(len(per_config)) if i not in passing and i not in failing]
+    parts = []
+    if passing:
+        parts.append(f"{_numbers(passing)} on every seed (worst {max(per_config[i][1] for i in passing):.1e})")
+    if failing:
+        scaled = [i for i in failing if cfg.configs[i].qk_std != 1]
+        why = (f": q, k × {cfg.configs[scaled[0]].qk_std:g} make the scores large, and the operands' rounding "
+               "error grows with them" if scaled else "")
+        parts.append(f"never {_numbers(failing)} ({min(per_config[i][0] for i in failing):.1e} to "
+                     f"{max(per_config[i][1] for i in failing):.1e}{why})")
+    if mixed:
+        parts.append(f"{_numbers(mixed)} on some seeds only")
+    return "passes " + "; ".join(parts)
+
+
+def _output_scale(cfg: config.Config, scaled: int) -> str:
+    """One sentence: the output's spread on the scaled config against the others', and what
+    the absolute tolerance is as a share of each (tools/figures.py output_stds)."""
+    stds = fig.output_stds()
+    others = [stds[j] for j in range(len(stds)) if cfg.configs[j].qk_std == 1]
+    lo, hi = min(a for a, _ in others), max(b for _, b in others)
+    s_lo, s_hi = stds[scaled]
+    tol = cfg.tolerance
+    return (f"with scores that large each row's softmax puts its weight on a few keys, so an output entry is "
+            f"close to one v entry, standard deviation {s_lo:.2f} to {s_hi:.2f} over the seeds, where the other "
+            f"configs average many v rows down to {lo:.2f} to {hi:.2f}. The tolerance {tol:g} is "
+            f"{_span(tol / hi, tol / lo, '.1%')} of the output's scale on the others and "
+            f"{_span(tol / s_hi, tol / s_lo, '.1%')} here: a tighter bar, relatively.")
+
+
+def _span(a: float, b: float, spec: str) -> str:
+    """"a to b", or one figure where both print alike."""
+    x, y = format(a, spec), format(b, spec)
+    return x if x == y else f"{x} to {y}"
 
 
 def _precision(path: Path) -> str:
@@ -73,11 +132,9 @@ def _precision(path: Path) -> str:
              "tf32": "TF32 on the tensor cores"}
     rows = ["| arithmetic of the two products | max error over the configs and seeds | within the tolerance? |",
             "|---|---|---|"]
+    per_config = fig.precision_errors_by_config()
     for name, (lo, hi) in fig.precision_errors().items():
-        verdict = ("yes" if hi < cfg.tolerance / 2 else
-                   f"yes here, by {cfg.tolerance / hi:.1f}x: a hidden config or seed may not" if hi < cfg.tolerance else
-                   "no" if lo >= cfg.tolerance else "on some inputs only")
-        rows.append(f"| {name} | {lo:.1e} to {hi:.1e} | {verdict} |")
+        rows.append(f"| {name} | {lo:.1e} to {hi:.1e} | {precision_verdict(per_config[name], cfg)} |")
     return (f"Your kernel returns float32 (section 2), and one rule holds for every submission, enforced the "
             f"same way: max |out − truth| < {cfg.tolerance:g} on every config, the hidden ones and their secret "
             "seed included. The grader does not inspect how you computed. Allowed inside the kernel: "
@@ -92,7 +149,7 @@ def _precision(path: Path) -> str:
 
 
 def _benchmark(cfg: config.Config) -> str:
-    from grader import gpu
+    from grader import confidence, gpu
     from grader.bench import ROWS_PER_HEAD
     from grader.judge import RECHECK_SAMPLES, SDPA_CAP
     b = cfg.bench_shapes[0]
@@ -102,10 +159,17 @@ def _benchmark(cfg: config.Config) -> str:
             f"{gpu.ROUNDS - 1} interleaved rounds (after a warm-up round) of {gpu.CALLS} calls per kernel "
             f"(yours, SDPA, the references); at S ≤ {gpu.GRAPH_MAX_S} a CUDA graph of {gpu.GRAPH_CALLS} "
             f"calls replayed {gpu.REPLAYS - 1} times (launch overhead removed) is the headline when every "
-            "kernel can be captured. The figure is the median of the round medians.\n"
+            "kernel can be captured; at least " + str(confidence.MIN_REQUESTS) + " such sets of rounds, each with "
+            "an input pool of its own. The figure is the median of the round medians.\n"
             f"- **CPU**: `time.perf_counter` around each call, kernels interleaved, {cfg.warmup_reps} "
-            f"warm-up calls, then {cfg.min_reps}–{cfg.max_reps} timed calls (about {cfg.rep_ms:g} ms per "
-            "kernel); the median.\n\n"
+            f"warm-up calls, then at least {cfg.min_reps} timed calls and about {cfg.rep_ms:g} ms per "
+            "kernel; the median.\n\n"
+            f"Then more rounds while the slowdown's {confidence.LEVEL:.0%} interval (a bootstrap over the "
+            f"paired rounds) is wider than ±{cfg.precision:.0%} of it or straddles a tier boundary, up to "
+            f"{cfg.precision_cap_s or confidence.CAP_S['cuda']:g} s of timing per size on CUDA and "
+            f"{cfg.precision_cap_s or confidence.CAP_S['cpu']:g} s on the CPU (at most {cfg.max_reps} rounds); "
+            "the results give the interval and say when the cap came first. An interval still across a "
+            "tier boundary then is scored in your favour, by one tier at most, and marked for the course.\n\n"
             "Every timed call gets inputs no call has seen before, so a kernel gains nothing from "
             "remembering answers. On the CPU the grader makes each round's inputs itself and sends them "
             f"just before the round, and checks {ROWS_PER_HEAD} random rows of every head of **every** "
