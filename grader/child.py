@@ -52,7 +52,7 @@ class Child:
             shutil.rmtree(workdir)           # a fresh folder, made here
         for d in (home, tmp):
             d.mkdir(parents=True)
-        from .compile import cache_root
+        from .cache import cache_root
         extra = {**options.env, "OMP_NUM_THREADS": str(threads), "GRADER_CACHE": str(cache_root())}
         self.isolation = {"sandbox": "none", "limits": self.limits.as_dict()}
         if options.sandbox:

@@ -31,8 +31,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from .config import REPO_ROOT, Config
-from .linkaudit import has_objects
+from .cache import _locked, cache_root, shared_root  # noqa: F401 - their old home: grader.compile.cache_root
+from .config import Config
 from .parse import Source
 from .result import CompileResult
 from .tiers import TIERS, Stop, Walk, proxy_defines, walk
@@ -57,18 +57,14 @@ extern "C" __attribute__((visibility("default"))) void* grader_attention_entry()
 """
 
 _MAX_LOG_LINES = 40
+# the object file each kind's source is compiled into, beside the library load_inline links
+# (the link audit reads it: grader/linkaudit.py; a build without it is built again)
+KERNEL_OBJECT = {"cpp": "main.o", "cuda": "cuda.cuda.o"}
 
 
-def cache_root() -> Path:
-    """Where builds live: $GRADER_CACHE, else `.cache/grader` in the repo (git-ignored)."""
-    return Path(os.environ.get("GRADER_CACHE", REPO_ROOT / ".cache" / "grader"))
-
-
-def shared_root() -> Path | None:
-    """A read-only cache to look in first ($GRADER_SHARED_CACHE): in the sandbox, the
-    binding module and the reference kernels built once by the batch, outside it."""
-    value = os.environ.get("GRADER_SHARED_CACHE")
-    return Path(value) if value else None
+def has_objects(library, kind: str) -> bool:
+    """Whether the kernel's object file is beside its built library (a Path)."""
+    return (library.parent / KERNEL_OBJECT[kind]).is_file()
 
 
 @dataclass(frozen=True)
@@ -79,18 +75,6 @@ class Kernel:
 
     def __call__(self, q, k, v):
         return _dispatch().call_kernel(self.address, q, k, v)
-
-
-@contextmanager
-def _locked(path: Path):
-    """Hold an exclusive lock on `path` (two graders never build one folder at once)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def _clear_stale_baton(build: Path) -> None:
@@ -171,7 +155,7 @@ def without_binding(text: str) -> str:
     student's library, where the link audit could not tell them from a call of the
     student's own. Comments and string literals are not searched; a block whose brackets
     do not balance is left as it is (the compiler reports it)."""
-    from .integrity import strip_comments
+    from .sourcetext import strip_comments
     masked = strip_comments(text)
     spans = []
     for m in _BINDING.finditer(masked):

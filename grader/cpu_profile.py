@@ -182,7 +182,7 @@ def measure(sub, cfg: Config, label: str, model: str | None = None, counters: bo
             progress=None) -> Path:
     """Profile `sub` (a parsed submission with `_CPP_SRC`) at the config's benchmark sizes;
     writes and returns `profiles/<label>_cpu.csv` beside it."""
-    from .profile import profiles_dir
+    from .parse import profiles_dir
     from .roofline import measure_cpu_ceilings
     from .system import _cpu_name
     say = progress or (lambda line: None)

@@ -16,7 +16,7 @@ from .parse import Submission
 
 def read_profiles(sub: Submission) -> tuple[tuple, tuple]:
     """(kernel records, notes) of every profiler export in the submission's profiles/ folder."""
-    from .profile import profiles_dir
+    from .parse import profiles_dir
     return read_folder(profiles_dir(Path(sub.path)))
 
 
@@ -52,7 +52,7 @@ _GLOBAL = re.compile(r"__global__\s+(?:(?:void|static|inline|__forceinline__|__n
 
 def kernel_names(cuda_src: str) -> set[str]:
     """The names of the `__global__` functions a CUDA source defines."""
-    from .integrity import strip_comments
+    from .sourcetext import strip_comments
     return set(_GLOBAL.findall(strip_comments(cuda_src)))
 
 

@@ -33,7 +33,7 @@ from datetime import datetime, timedelta
 
 from .config import Deadline, Rubric
 from .overrides import Override, OverrideError
-from .report import SECTION_KEYS, SECTIONS, split_answers
+from .answers import SECTION_KEYS, SECTIONS, split_answers
 
 
 @dataclass(frozen=True)

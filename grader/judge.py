@@ -17,7 +17,7 @@ verdict, as the contest judges do (CMS keeps its checker out of the contestant's
 
 An infinite loop becomes `timeout`, a segfault `runtime_error` (with the last lines the
 kernel printed), a breach of the limits `runtime_error` with the reason; the judge always
-finishes with a complete GradeResult.
+finishes with a verdict and message (`Judge.outcome`; grader/run.py makes the GradeResult).
 """
 from __future__ import annotations
 
@@ -36,7 +36,6 @@ from .child import Child, ChildFailed
 from .config import Config, Shape
 from .options import RunOptions
 from .parse import Submission
-from .result import GradeResult
 
 STAGE_NAMES = {"start": "starting", "prepare": "loading torch and the grader's binding module",
                "ready": "waiting for a device", "device": "taking the device",
@@ -552,6 +551,8 @@ class Judge:
                 timing.setdefault("checked_calls_by_S", {})[shape.S] = best["checked_calls"]
             if best.get("sdpa_backend"):
                 timing.setdefault("sdpa_backend_by_S", {})[shape.S] = best["sdpa_backend"]
+            if "l2_reset" in best:          # CUDA: the persisting-L2 reset found the CUDA runtime (grader/gpu.py)
+                timing.setdefault("l2_persisting_reset_by_S", {})[shape.S] = best["l2_reset"]
             per_size.append({**best["quality"], "runs": len(runs)})
         self.state["bench"] = rows
         self.state["timing"] = {**_timing_description(self.device, self.cfg, self.threads), **timing}
@@ -642,7 +643,7 @@ class Judge:
                                       "cap on time per size")
             quality["noisy"] = True
         return {"row": row, "recheck": _worst(errs), "method": first["method"], "reps": reps or first["reps"],
-                "sdpa_backend": first["sdpa_backend"], "quality": quality}
+                "sdpa_backend": first["sdpa_backend"], "quality": quality, "l2_reset": first["l2_reset"]}
 
     def _bench_request(self, shape: Shape, kernels: list, rng) -> dict | None:
         """One request of the GPU harness: its timings, per-round figures and the canaries'
@@ -698,7 +699,8 @@ class Judge:
         return {"timings": timings, "errs": errs, "method": method,
                 "rounds": _plausible_rounds(extra.get("rounds"), timings, wall),
                 "reps": reply.get("reps") if isinstance(reply.get("reps"), int) else None,
-                "sdpa_backend": str(extra.get("sdpa_backend", ""))[:40]}
+                "sdpa_backend": str(extra.get("sdpa_backend", ""))[:40],
+                "l2_reset": extra.get("l2_persisting_reset") is True}
 
     def _raised_in_bench(self, reply: dict, shape: Shape) -> bool:
         """True (the verdict set) when the child says the kernel raised while benchmarked."""
@@ -805,7 +807,10 @@ class Judge:
                 "quality": quality}
 
     # -- the result --------------------------------------------------------------------------
-    def result(self) -> GradeResult:
+    def outcome(self) -> tuple[str, str, dict, dict]:
+        """(verdict, message, state, isolation) once the grade is over: what the judge
+        decided and measured. grader/run.py `finish` makes the GradeResult of it, with what
+        only the layers above know (the static scan's and the evidence's flags)."""
         self.close_child()
         self.stage("done")
         # the hidden phase's time is the instructor's too (a kernel can sleep S ms on a
@@ -818,8 +823,7 @@ class Judge:
             shutil.rmtree(self.workdir, ignore_errors=True)
         isolation = {**self.isolation, "output_bytes": self.output_bytes}
         verdict, message = self.verdict or "runtime_error", self.message or "the grade did not finish"
-        from .run import _result
-        return _result(self.sub, self.cfg, self.backend, self.reason, verdict, message, self.state, isolation)
+        return verdict, message, self.state, isolation
 
 
 # The judge's clock against the timed process's figures (`clock_flags`). Measured on the 2-core

@@ -26,6 +26,7 @@ import struct
 import subprocess
 import tempfile
 
+from .compile import KERNEL_OBJECT, has_objects  # noqa: F401 - the build's own, re-exported
 from .integrity import ALLOWED_OPS, STRICT, STRICT_OPS, WARNING, Flag
 
 
@@ -437,12 +438,6 @@ _BASELINE_OBJECTS: dict = {}
 # the object files torch's load_inline leaves beside the library it links, and the one each
 # kind's source is compiled into (a build without it cannot be audited: it is built again)
 OBJECT_FILES = ("main.o", "cuda.cuda.o")
-KERNEL_OBJECT = {"cpp": "main.o", "cuda": "cuda.cuda.o"}
-
-
-def has_objects(library, kind: str) -> bool:
-    """Whether the kernel's object file is beside its built library (a Path)."""
-    return (library.parent / KERNEL_OBJECT[kind]).is_file()
 
 
 def _baseline_key(kind: str, cfg, tier: str) -> tuple:

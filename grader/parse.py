@@ -186,3 +186,9 @@ def parse_file(path: Path, name: str) -> Submission:
     if text is None:
         return _invalid(path, name, path.name, f"{path.name}: cannot be read as UTF-8 text.")
     return parse_python(text, path, name)
+
+
+def profiles_dir(submission: Path) -> Path:
+    """`profiles/` inside a submission folder, or beside a submission file."""
+    submission = Path(submission)
+    return (submission if submission.is_dir() else submission.parent) / "profiles"

@@ -16,7 +16,9 @@ Where the row has the slowdown's 95% interval (grader/confidence.py: the judge t
 rounds while it straddled a tier boundary, up to a cap on time), the interval replaces the
 fastest calls as the cross-check. An interval still straddling a boundary at the cap is
 decided by the stated rule (`boundary_tier`): in the student's favour, by one tier at most,
-and marked (`Decision.boundary`) so the gradebook shows it and a person can re-run it.
+where the interval is narrow (half-width at most FAVOUR_WIDTH x the precision asked for, the
+median that close to the boundary: a kernel that widens its own spread gains nothing), and
+marked (`Decision.boundary`) so the gradebook shows it and a person can re-run it.
 Pure functions of a results row.
 """
 from __future__ import annotations
@@ -104,21 +106,31 @@ def boundary_tier(median: float, low: float, tiers: tuple) -> tuple[float, float
 
 
 def _with_interval(row: dict, median: float, best: float | None, interval: dict, tiers: tuple) -> Decision:
+    from .confidence import FAVOUR_WIDTH
     name = lambda t: f"tier <= {t[0]:g}x" if t else "slower than every tier"  # noqa: E731
     low, high = interval["low"], interval["high"]
     found = tier_of(median, tiers)
     span = f"95% interval {low:.2f}-{high:.2f}x over {interval.get('rounds', '?')} rounds"
     text = f"S={row['S']}: medians {median:.2f}x SDPA ({span}); {name(found)}"
+    keep = dict(best=best if best is not None else median, median=median)
     if tier_of(low, tiers) == tier_of(high, tiers):
-        return Decision(points=found[1] if found else 0.0, tier=found[0] if found else None,
-                        best=best if best is not None else median, median=median, decided=True, text=text)
-    edge = next(m for m, _ in sorted(tiers) if low <= m < high)
+        return Decision(points=found[1] if found else 0.0, tier=found[0] if found else None, decided=True,
+                        text=text, **keep)
     chosen = boundary_tier(median, low, tiers)
-    why = "the cap on timing per size was reached" if interval.get("cap_hit") else "timing stopped"
+    edge = chosen[0]                         # the boundary the favour crosses: the median is above it
+    width = (high - low) / 2 / median
+    near = width <= FAVOUR_WIDTH * (interval.get("target") or 0.01) and median - edge <= width * median
+    why = ("max_reps ended the timing" if interval.get("stopped_by") == "max_reps" else
+           "the cap on timing per size was reached" if interval.get("cap_hit") else "timing stopped")
+    if not near:
+        mark = (f"S={row['S']}: the interval {low:.2f}-{high:.2f}x reaches across the {edge:g}x boundary but is "
+                f"too wide (±{width:.1%}) to decide by; scored {name(found)} by the median")
+        return Decision(points=found[1] if found else 0.0, tier=found[0] if found else None, decided=False,
+                        text=text + f"; the interval reaches {name(chosen)} but is too wide to count ({why})",
+                        boundary=mark, **keep)
     mark = (f"S={row['S']}: the interval {low:.2f}-{high:.2f}x straddles the {edge:g}x boundary ({why}); "
             f"scored {name(chosen)}, in the student's favour")
     text = (f"S={row['S']}: medians {median:.2f}x SDPA ({span}), across the {edge:g}x tier boundary ({why}): "
             f"scored {name(chosen)}, in your favour; a re-run on a quiet machine settles it")
-    return Decision(points=chosen[1] if chosen else 0.0, tier=chosen[0] if chosen else None,
-                    best=best if best is not None else median, median=median, decided=False, text=text,
-                    boundary=mark)
+    return Decision(points=chosen[1] if chosen else 0.0, tier=chosen[0] if chosen else None, decided=False,
+                    text=text, boundary=mark, **keep)

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from .config import REPO_ROOT, Config
 from .ncu import NcuError, read_files
+from .parse import profiles_dir  # (grader.profile.profiles_dir, its old home, still works)
 
 SECTIONS = ("SpeedOfLight", "SpeedOfLight_RooflineChart", "MemoryWorkloadAnalysis")
 # the raw metrics the roofline needs (FORMATS.md §3.4, §4): counts, bytes, clocks, peaks
@@ -47,12 +48,6 @@ METRICS = (
 
 class ProfileError(Exception):
     """Profiling cannot run here or failed; the message says what to do."""
-
-
-def profiles_dir(submission: Path) -> Path:
-    """`profiles/` inside a submission folder, or beside a submission file."""
-    submission = Path(submission)
-    return (submission if submission.is_dir() else submission.parent) / "profiles"
 
 
 WARM = "_warm"        # label suffix of the warm-pipeline export

@@ -18,46 +18,16 @@ import threading
 from datetime import date
 from pathlib import Path
 
+from .answers import PROMPTS_FILE, SECTION_KEYS, SECTIONS, split_answers  # noqa: F401 - their old home
 from .confidence import LEVEL, describe
 from .config import REPO_ROOT
+from .typsttext import T, breakable, esc, lit  # noqa: F401 - their old home
 from .report_inputs import IMAGES, ImageError, check_image, check_images, refreshed, reread_note, source_lines
 
 TEMPLATES = REPO_ROOT / "report_template"
-SECTIONS = ("Memory-bound or compute-bound?", "Performance gap", "Effect of sequence length",
-            "Impact of kernel fusion")
-SECTION_KEYS = ("bound", "gap", "length", "fusion")
-_PUNCT = re.compile(r"([!-/:-@\[-`{-~])")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-
 
 class ReportError(Exception):
     """The report could not be built; the message says why."""
-
-
-class T(str):
-    """Typst source we generated ourselves: inserted as is."""
-
-
-def esc(value) -> str:
-    """Text that prints literally in Typst markup: a backslash before every ASCII
-    punctuation character, control characters removed."""
-    if isinstance(value, T):
-        return value
-    text = _CONTROL.sub("", "" if value is None else str(value))
-    return _PUNCT.sub(r"\\\1", text)
-
-
-def breakable(value) -> T:
-    """`esc(value)` with a zero-width space after each _ < , and : so that a long kernel or
-    range name ("fused_attention_kernel<64>", "before_student_S1024") wraps inside its table
-    column instead of running into the next one."""
-    return T(re.sub(r"(\\[_<,:])", "\\1\u200b", esc(value)))
-
-
-def lit(value) -> T:
-    """A Typst string literal (for raw(), image paths, ...)."""
-    text = _CONTROL.sub("", str(value))
-    return T('"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t") + '"')
 
 
 # ---- the student's answers -----------------------------------------------------------
@@ -66,63 +36,6 @@ def markdown_to_typst(md: str) -> T:
     """The student's Markdown as Typst markup (grader/report_markdown.py)."""
     from .report_markdown import markdown_to_typst as convert
     return convert(md)
-
-
-def split_answers(md: str | None) -> tuple[dict, dict]:
-    """(front matter, {section key: markdown}) from report.md; sections found by heading text."""
-    front, body = {}, md or ""
-    m = re.match(r"^---\n(.*?)\n---\n?", body, re.S)
-    if m:
-        for line in m[1].splitlines():
-            if ":" in line:
-                k, v = line.split(":", 1)
-                front[k.strip().lower()] = v.strip()
-        body = body[m.end():]
-    answers: dict = {}
-    current = None
-    for line in body.splitlines():
-        h = re.match(r"^#{1,3}\s+(.*)$", line)
-        if h:
-            title = h[1].lower()
-            current = next((k for k, s in zip(SECTION_KEYS, SECTIONS)
-                            if s.lower().rstrip("?") in title or k in title.split()), None)
-            continue
-        if current:
-            answers[current] = answers.get(current, "") + line + "\n"
-    prompts = _template_prompts()
-    return front, {k: v.strip() for k, v in answers.items() if v.strip() and _words(v) != prompts.get(k)}
-
-
-def _words(text: str) -> str:
-    return " ".join(text.split())
-
-
-_PROMPTS: dict = {}
-
-
-PROMPTS_FILE = Path(__file__).parent / "pristine" / "report.md"
-
-
-def _template_prompts() -> dict:
-    """{section key: its text} in the template's report.md: the questions, not answers.
-
-    Read from the grader's own pristine copy (grader/pristine/report.md, shipped in the
-    Gradescope zip), never from student_template/report.md: that is the file the handout
-    tells the student to answer in, so its text is the student's answers."""
-    if not _PROMPTS:
-        path = PROMPTS_FILE
-        text = path.read_text() if path.is_file() else ""
-        body = re.sub(r"^---\n.*?\n---\n?", "", text, flags=re.S)
-        current = None
-        for line in body.splitlines():
-            h = re.match(r"^#{1,3}\s+(.*)$", line)
-            if h:
-                current = next((k for k, s in zip(SECTION_KEYS, SECTIONS) if s.lower().rstrip("?") in h[1].lower()), None)
-            elif current:
-                _PROMPTS[current] = _PROMPTS.get(current, "") + line + "\n"
-        _PROMPTS.update({k: _words(v) for k, v in _PROMPTS.items()})
-        _PROMPTS.setdefault("", "")
-    return _PROMPTS
 
 
 # ---- numbers ----------------------------------------------------------------------------
@@ -333,7 +246,7 @@ def render(results_json: Path | str, out_pdf: Path | str, profile_dir: Path | No
     if not isinstance(doc, dict) or "verdict" not in doc or "submission" not in doc:
         raise ReportError(f"{results_json} is not a grader results document (no verdict/submission)")
     if profile_dir is None and doc["submission"].get("path"):
-        from .profile import profiles_dir
+        from .parse import profiles_dir
         profile_dir = profiles_dir(Path(doc["submission"]["path"]))
     before = None
     if before_label:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from .report import T, esc, lit
+from .typsttext import T, esc, lit
 
 LANG = re.compile(r"^[A-Za-z0-9_+-]{1,20}$")
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .report import T, lit
+from .typsttext import T, lit
 
 WARM_SUFFIX = "_warm"     # grader/profile.py: the warm export's label is `<label>_warm`
 

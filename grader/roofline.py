@@ -152,12 +152,12 @@ def gpu_points(profiles: list, shape: tuple | None = None) -> list[Point]:
 
 def measure_cpu_ceilings(threads: int | None = None, cache: bool = True) -> Ceilings:
     """FMA peak and triad bandwidth of this CPU, measured once and cached (~10 s)."""
-    from .compile import _locked, cache_root
+    from .cache import _locked, cache_root
     threads = threads or os.cpu_count() or 1
     src = (Path(__file__).parent / "native" / "cpu_ceilings.cpp").read_text()
     import hashlib
     key = hashlib.sha256(src.encode()).hexdigest()[:12]
-    from .compile import shared_root
+    from .cache import shared_root
     shared = shared_root()
     if cache and shared is not None:         # measured by the batch outside the sandbox
         done = shared / f"cpu-ceilings-{key}" / f"ceilings-{threads}threads.json"

@@ -142,8 +142,13 @@ def grade(path: Path | str, cfg: Config, backend: str = "auto", bench: bool = Tr
         if judge.compile() and options.stop_after != "compile":
             judge.run_device()
     finally:
-        result = judge.result()
+        result = finish(judge)
     return result
+
+
+def finish(judge: Judge) -> GradeResult:
+    """The GradeResult of a judge whose grade is over (`Judge.outcome`)."""
+    return _result(judge.sub, judge.cfg, judge.backend, judge.reason, *judge.outcome())
 
 
 def with_seed(cfg: Config, seed: int | None) -> Config:

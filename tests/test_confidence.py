@@ -72,6 +72,10 @@ def test_the_cap_ends_it_and_says_so():
     n = _run(rule, rounds(5000, 2.0, 0.5), 0.01)                 # a CPU's spread: ±1% needs far more
     assert n == 200 and rule.cap_hit and rule.interval.half_width > 0.01
     assert "stopped at the cap of 2 s per size, short of ±1%)" in describe(rule.summary())
+    assert rule.summary()["stopped_by"] == "cap"
+    capped = StoppingRule(min_reps=5, max_reps=50, base_s=0.0, cap_s=100.0, target=0.01, bounds=BOUNDS)
+    assert _run(capped, rounds(5000, 2.0, 0.5), 0.01) == 50
+    assert "stopped at the cap on rounds ([benchmark] max_reps)" in describe(capped.summary())
     # nothing asked beyond the minimum: stop at base_s, no cap, no claim of precision missed
     off = StoppingRule(min_reps=5, max_reps=100000, base_s=0.4, cap_s=2.0, target=0.0)
     assert _run(off, rounds(5000, 2.0, 0.5), 0.01) == 40 and not off.cap_hit
@@ -96,10 +100,40 @@ def test_a_ratio_on_a_tier_boundary_keeps_timing_then_the_stated_rule_decides():
     assert "straddles the 3x boundary" in d.boundary and "in your favour" in d.text
     clear = decide({**row, "slowdown": 2.5, "interval": {**row["interval"], "low": 2.45, "high": 2.55}}, TIERS)
     assert clear.points == 20.0 and clear.decided and not clear.boundary
-    # one tier at most: a kernel whose interval reaches from 11x down to 1.2x gets 10x's points, not 1.5x's
+    # one tier at most, and only from a narrow interval: one that reaches from 11x down to 1.2x
+    # is too wide to decide by (the median's 100x tier stands, marked)
     assert boundary_tier(11.0, 1.2, TIERS) == (10.0, 10.0)
     wide = decide({**row, "slowdown": 11.0, "interval": {**row["interval"], "low": 1.2, "high": 20.0}}, TIERS)
-    assert wide.points == 10.0 and wide.boundary
+    assert wide.points == 5.0 and "too wide" in wide.boundary and not wide.decided
+
+
+def test_a_kernel_that_widens_its_own_spread_gains_no_tier():
+    """The review's attack on the CPU: true ratio 3.3x; in 45% of the rounds the kernel moves
+    time from its own reported call to SDPA's (the round's sum unchanged, so the judge's clock
+    sees nothing). The bootstrap's low end falls far, but a wide interval earns nothing."""
+    rng = random.Random(11)
+    mine, base = [], []
+    for _ in range(200):
+        s, k = 1.0 * (1 + abs(rng.gauss(0, 0.02))), 3.3 * (1 + abs(rng.gauss(0, 0.02)))
+        if rng.random() < 0.45:
+            s, k = s + 0.9 * k, 0.1 * k
+        mine.append(k)
+        base.append(s)
+    iv = ratio_interval(mine, base)
+    assert iv.low < 3.0 < iv.ratio and iv.half_width > 0.1
+    row = {"S": 1024, "slowdown": iv.ratio, "student_ms": 1.0,
+           "interval": {"low": iv.low, "high": iv.high, "rounds": 200, "target": 0.01, "cap_hit": True}}
+    d = decide(row, TIERS)
+    assert d.points == 10.0 and "too wide" in d.boundary
+
+
+def test_the_bootstrap_stays_small_at_many_rounds():
+    """5000 rounds: fewer draws, not 2000 x 5000 indices in the judge (2 s and 330 MiB)."""
+    from grader.confidence import MAX_ELEMENTS, MIN_RESAMPLES, RESAMPLES, draws_for
+    assert draws_for(100) == RESAMPLES and draws_for(5000) == MIN_RESAMPLES
+    assert draws_for(1000) * 1000 <= MAX_ELEMENTS
+    iv = ratio_interval(*rounds(5000, 2.0, 0.05))
+    assert iv.low <= iv.ratio <= iv.high and iv.half_width < 0.01
 
 
 def test_the_gradebook_carries_the_interval_and_marks_the_boundary():

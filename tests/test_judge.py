@@ -9,7 +9,7 @@ import pytest
 from conftest import SUBMISSIONS
 from grader.channel import ChannelError, Endpoint
 from grader.judge import Judge
-from grader.run import grade, public_config
+from grader.run import finish, grade, public_config
 
 
 def test_configs_before_a_crash_keep_their_results_and_the_message_its_last_words(cfg):
@@ -65,7 +65,7 @@ def test_hidden_configs_run_last_and_reveal_nothing(cfg, tmp_path):
     judge = Judge(sub, secret, "cpu", "test", RunOptions(references=False), bench=True)
     assert judge.compile()
     judge.run_device()
-    result = judge.result()
+    result = finish(judge)
     assert result.verdict == "runtime_error" and result.message.startswith("hidden 1:"), result.message
     hidden = [c for c in result.checks if c.hidden]
     assert hidden and hidden[0].config is None and hidden[0].max_err is None and "withheld" in hidden[0].message
@@ -226,7 +226,7 @@ def test_a_crash_on_the_last_public_config_still_lets_the_hidden_ones_run(cfg):
                   RunOptions(references=False), bench=False)
     assert judge.compile()
     judge.run_device()
-    result = judge.result()
+    result = finish(judge)
     assert result.verdict == "runtime_error" and "SIGABRT" in result.message, result.message
     assert [(c.name, c.passed) for c in result.checks] == [("config 1", True), ("config 2", False), ("hidden 1", True)]
     assert judge.restarts == 1 and judge.private["hidden_checks"][0]["max_err"] < 1e-3

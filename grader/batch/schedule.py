@@ -99,7 +99,7 @@ class Batch:
         from ..run import RunOptions, grade
         ref = {"cuda": "reference/fused.cu", "cpu": "reference/fused.cpp"}[backend]
         from ..config import REPO_ROOT
-        from ..compile import cache_root
+        from ..cache import cache_root
         env = {"TRITON_CACHE_DIR": str(cache_root() / "triton"), **_slot_env(slot)}
         t0 = time.monotonic()
         result = grade(REPO_ROOT / ref, self.cfg, backend=backend,
@@ -119,7 +119,7 @@ class Batch:
         """Compile (a compile slot), then check and bench (the device): two children, each
         in the sandbox. Returns (results document, the Judge: its outputs and private part)."""
         from ..parse import parse
-        from ..run import Judge, RunOptions, choose_backend
+        from ..run import Judge, RunOptions, choose_backend, finish
         from ..sandbox import Limits
         workdir = self.out / ".work" / entry.id
         if workdir.exists():
@@ -140,7 +140,7 @@ class Batch:
                 judge.stage("queued")               # (its turn: a lane, the CPU, the slot's references)
                 slot = self._run_on_gpu(judge) if backend == "cuda" else self._run_on_cpu(judge)
         finally:
-            result = judge.result()
+            result = finish(judge)
         return with_references(result, self.references.get(slot), slot), judge
 
     def _run_on_cpu(self, judge) -> str:
