@@ -7,8 +7,9 @@
 // output in registers, writes the output once. What changes is who multiplies:
 //
 //   fused.cu       CUDA cores, fp32 FMA              peak ~67 TFLOP/s on an H100/H200
-//   this file      tensor cores, mma.sync m16n8k8 TF32  peak ~495 TFLOP/s dense at the
-//                  datasheet's 1.83 GHz (~535 at 1.98 GHz); 3xTF32 a third of that
+//   this file      tensor cores, mma.sync m16n8k8 TF32  peak 535 TFLOP/s dense at the
+//                  1.98 GHz boost clock every course peak uses (the datasheet's 495 is at
+//                  1.83 GHz); 3xTF32 a third of that, 178 TFLOP/s
 //
 // TF32 keeps 10 explicit mantissa bits: rounded to nearest an operand is off by up to
 // 2^-11 ≈ 4.9e-4 of its value (truncated, 2^-10). One TF32 product per fp32 product

@@ -194,3 +194,19 @@ def test_exp2f_is_one_ptx_instruction(tmp_path):
     assert re.findall(r"^\s*(ex2\.[\w.]+)", body, flags=re.M) == ["ex2.approx.f32"]
     assert not re.search(r"^\s*(mul|fma|add|setp|selp)\.\S*f32", body, flags=re.M), body
     assert "one PTX instruction, ex2.approx.f32" in _flat(REPO / "reference" / "fused.cu")
+
+
+def test_one_clock_policy_for_every_quoted_peak():
+    """Every peak the reference comments and NOTES quote is the roofline module's, at its one
+    clock (the 1.98 GHz boost clock): FP32 ~67, TF32 535, 3xTF32 178 TFLOP/s; none at another."""
+    from grader import roofline
+    peaks = roofline.precision_ceilings(roofline.HOPPER_SMS, roofline.HOPPER_BOOST_HZ, "9.0")
+    fp32, tf32, x3 = (round(peaks[k] / 1e12) for k in ("fp32", "tf32", "3xtf32"))
+    assert (fp32, tf32, x3) == (67, 535, 178)
+    tc, notes = _flat(REPO / "reference" / "fused_tc.cu"), _flat(REPO / "reference" / "NOTES.md")
+    assert f"peak {tf32} TFLOP/s dense at the 1.98 GHz boost clock" in tc and f"{x3} TFLOP/s" in tc
+    assert f"~{fp32} TFLOP/s" in tc
+    assert f"{x3} TFLOP/s for 3 TF32 products" in notes and f"TF32's {tf32} at the 1.98 GHz" in notes
+    for text in (tc, notes):
+        assert not re.search(r"~165 TFLOP|~495 TFLOP|peak ~495", text)
+    assert roofline.HOPPER_BOOST_HZ == 1.98e9
