@@ -37,6 +37,8 @@ def test_cuda_reference_is_ok_within_1e4(grade_cuda, name):
                for b in result.bench), [b.interval for b in result.bench]
     health = [q.get("gpu_health") or {} for q in result.bench_quality["per_size"]]
     assert all(h.get("sampled") and h["samples"] > 0 and h["sm_clock_mhz_median"] > 0 for h in health), health
+    # the persisting-L2 limit forced to 0 and the lines reset before every timed call, both calls succeeding
+    assert result.timing["l2_persisting_reset_by_S"] and all(result.timing["l2_persisting_reset_by_S"].values())
 
 
 @pytest.mark.parametrize("D", [64, 128])
