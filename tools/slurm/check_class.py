@@ -12,8 +12,9 @@ and a `collect` job depending on it, tools/slurm/collect.sbatch); the
 comparison; the cluster stopped.
 
 Compared: every column of grades.csv except the timings (`student_ms_S*`, `sdpa_ms_S*`,
-`slowdown_S*`, `compile_seconds`) and the `review:` flags derived from them. The config's
-performance tiers are replaced by one tier every correct kernel meets, so the score does not
+`slowdown_S*`, the slowdown's interval `slowdown_low_S*` / `slowdown_high_S*` and the
+`tier_boundary` mark made from it, `compile_seconds`) and the `review:` flags derived from
+them. The config's performance tiers are replaced by one tier every correct kernel meets, so the score does not
 depend on how fast a loaded machine ran a kernel: everything else in the score (hidden
 config points, late penalties, the rubric) must come out the same. Exit 0 when the two
 agree, 1 with the differences otherwise.
@@ -42,7 +43,7 @@ sys.path.insert(0, str(REPO / "tools"))
 sys.path.insert(0, str(REPO))
 import fixture_class  # noqa: E402
 
-TIMING = re.compile(r"^(student_ms|sdpa_ms|slowdown)_S\d+$|^compile_seconds$")
+TIMING = re.compile(r"^(student_ms|sdpa_ms|slowdown|slowdown_low|slowdown_high)_S\d+$|^compile_seconds$|^tier_boundary$")
 HIDDEN = "[correctness]\nseed = 424242\n[[correctness.configs]]\nB = 1\nH = 2\nS = 173\nD = 64\n"
 BATCH_FLAGS = ["--timeout-run", "8", "--memory-limit", "2", "--no-pdf"]
 LATE_KIM = "2026-12-12T12:00:00+00:00"      # one started day after due + grace
