@@ -125,11 +125,6 @@ def _two_stage(groups: list[int], resamples: int, gen):
     return torch.tensor(order)[flat]
 
 
-def tier_index(slowdown: float, bounds: tuple[float, ...]) -> int:
-    """Which tier a slowdown falls in: 0 = the fastest, len(bounds) = slower than every one."""
-    return next((i for i, m in enumerate(sorted(bounds)) if slowdown <= m), len(bounds))
-
-
 def straddles(interval: Interval, bounds: tuple[float, ...]) -> float | None:
     """The tier boundary (a `max_slowdown`) inside the interval, if there is one."""
     return next((m for m in sorted(bounds) if interval.low <= m < interval.high), None)
@@ -210,10 +205,10 @@ def describe(interval: dict | None) -> str:
     text = (f"{interval['low']:.2f}-{interval['high']:.2f}x (±{interval['half_width']:.1%}, "
             f"{interval['rounds']} rounds")
     if interval.get("cap_hit"):
-        cap = f" of {interval['cap_s']:g} s" if interval.get("cap_s") else ""
+        cap = f" of {interval['cap_s']:g} s per size" if interval.get("cap_s") else " per size"
         if interval.get("stopped_by") == "max_reps":
             cap = " on rounds ([benchmark] max_reps)"
         short = (f"short of ±{interval['target']:.0%}" if interval["half_width"] > interval["target"]
                  else "still across a tier boundary")
-        text += f"; stopped at the cap{cap} per size, {short}"
+        text += f"; stopped at the cap{cap}, {short}"
     return text + ")"

@@ -79,7 +79,7 @@ class L2Persistence:
     """cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0) and cudaCtxResetPersistingL2Cache()
     through the CUDA runtime torch loaded (ctypes; torch exposes neither). `reset()` before a
     timed call; `available` False where the runtime cannot be found (then nothing is done,
-    and the timing description says so)."""
+    and results.json's `timing.l2_persisting_reset_by_S` says false)."""
     LIMIT_PERSISTING_L2 = 0x06
 
     def __init__(self):
@@ -158,9 +158,10 @@ def canary_optional(slot: int, method: str) -> bool:
 # ---- timing ----------------------------------------------------------------------------------
 
 def time_events(kernels: dict, shape: Shape, nonce: int, canaries: dict, kept: dict,
-                guard: StateGuard | None = None) -> dict:
+                guard: StateGuard | None = None, rounds: dict | None = None) -> dict:
     """The event method (module doc). `canaries`: slot -> (q, k, v) for the student;
-    their outputs are stored in `kept`."""
+    their outputs are stored in `kept`. `rounds`, if given, gets each kernel's per-round
+    medians ("events") and whether every persisting-L2 reset succeeded ("l2_reset")."""
     pool = Pool(shape, CALLS, nonce)
     flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.int8, device="cuda")
     persisting = L2Persistence()
@@ -193,13 +194,15 @@ def time_events(kernels: dict, shape: Shape, nonce: int, canaries: dict, kept: d
                 times = sorted(s.elapsed_time(e) for s, e in zip(starts, ends))
                 per_round[name].append(times[len(times) // 2])
     timings = {n: _timing(v, (ROUNDS - 1) * CALLS) for n, v in per_round.items()}
-    kept["_rounds_events"] = per_round
-    kept["_l2_reset"] = reset_ok
+    if rounds is not None:
+        rounds.update(events=per_round, l2_reset=reset_ok)
     return timings
 
 
-def time_graphs(kernels: dict, shape: Shape, nonce: int, canaries: dict, kept: dict) -> dict | None:
-    """The graph method (module doc), every kernel; None if one cannot be captured."""
+def time_graphs(kernels: dict, shape: Shape, nonce: int, canaries: dict, kept: dict,
+                rounds: dict | None = None) -> dict | None:
+    """The graph method (module doc), every kernel; None if one cannot be captured.
+    `rounds`, if given, gets each kernel's per-replay times ("graph")."""
     out = {}
     base = event_slots()
     for name, fn in kernels.items():
@@ -248,7 +251,8 @@ def time_graphs(kernels: dict, shape: Shape, nonce: int, canaries: dict, kept: d
             if r > 0:
                 values.append(start.elapsed_time(end) / GRAPH_CALLS)
         out[name] = _timing(values, -1)
-        kept.setdefault("_rounds_graph", {})[name] = values
+        if rounds is not None:
+            rounds.setdefault("graph", {})[name] = values
         del graph, outs
     return out
 
@@ -282,13 +286,10 @@ def bench_size(kernels: dict, shape: Shape, cfg: Config, nonce: int, canaries: d
     canaries = {s: tuple(t.to("cuda") for t in c) for s, c in (canaries or {}).items()}
     guard = guard or StateGuard()
     kept: dict = {}
-    events = time_events(kernels, shape, nonce, canaries, kept, guard)
-    graphs = time_graphs(kernels, shape, nonce, canaries, kept) if shape.S <= GRAPH_MAX_S else None
+    rounds: dict = {}
+    events = time_events(kernels, shape, nonce, canaries, kept, guard, rounds)
+    graphs = time_graphs(kernels, shape, nonce, canaries, kept, rounds) if shape.S <= GRAPH_MAX_S else None
     guard.restore()
-    graph_rounds = kept.pop("_rounds_graph", None)
-    rounds = graph_rounds if graphs else None
-    events_rounds = kept.pop("_rounds_events")
-    l2_reset = kept.pop("_l2_reset")
     headline = dict(graphs) if graphs else dict(events)
     timings = dict(headline)
     timings.update({f"{n}_do_bench": t for n, t in events.items()})
@@ -296,8 +297,8 @@ def bench_size(kernels: dict, shape: Shape, cfg: Config, nonce: int, canaries: d
         timings.update({f"{n}_cudagraph": t for n, t in graphs.items()})
     extra = {"sdpa_backend": sdpa_backend(torch.empty(shape.B, shape.H, shape.S, shape.D, device="cuda")),
              "wall_probe_ms": wall_probe(kernels["student"], shape, nonce),
-             "rounds": {n: v for n, v in (rounds or events_rounds).items() if n in ("student", "sdpa")},
-             "l2_persisting_reset": l2_reset}
+             "rounds": {n: v for n, v in rounds["graph" if graphs else "events"].items() if n in ("student", "sdpa")},
+             "l2_persisting_reset": rounds["l2_reset"]}
     torch.cuda.synchronize()
     return Timed(timings=timings, reps=(ROUNDS - 1) * CALLS, method="graph" if graphs else "events",
                  canary_outputs=kept, state_changes=list(guard.changes), extra=extra)
@@ -311,7 +312,8 @@ def timing_description() -> dict:
                        "round, each call on an input set it has not seen (a pool refilled with fresh random "
                        "numbers before every turn), the L2 flushed and its persisting lines reset (limit 0) "
                        "before every call; median of the round medians; more rounds while the slowdown's 95% "
-                       "interval is wider than the precision asked for or straddles a tier boundary. Graphs: {GRAPH_CALLS} calls on distinct inputs captured once, replayed "
+                       "interval is wider than the precision asked for or straddles a tier boundary. "
+                       f"Graphs: {GRAPH_CALLS} calls on distinct inputs captured once, replayed "
                        f"{REPLAYS - 1} times with the inputs refilled between replays. The judge's canary "
                        "inputs replace a few calls and those outputs are checked against float64.",
         "rounds": ROUNDS - 1, "calls_per_round": CALLS, "graph_calls": GRAPH_CALLS, "replays": REPLAYS - 1,

@@ -589,17 +589,17 @@ class Judge:
         own sampling, grader/quality.py `ClockMonitor`). None when the kernel raised (the
         verdict is set)."""
         from .bench import make_row, summarize
+        from .confidence import MIN_REQUESTS
         from .quality import ClockMonitor, Meter
         uuid = self.state.get("system", {}).get("gpu_uuid")
         meter = Meter(self.child, self.device, uuid)
         monitor = ClockMonitor(uuid)
-        from .confidence import MIN_REQUESTS
-        rule = self._stopping_rule(0)
-        rule.base_s = 0.0                  # the GPU harness's rounds are fixed: requests are the unit
-        rule.min_groups = MIN_REQUESTS
+        # the GPU harness's rounds come a request at a time: no base time, MIN_REQUESTS of them
+        rule = self._stopping_rule(base_s=0.0, min_groups=MIN_REQUESTS)
         start = time.monotonic()
         first, samples, errs, reps, discarded, throttled = None, {"student": [], "sdpa": []}, [], 0, [], []
-        groups: list[int] = []            # the request each round came from
+        groups: list[int] = []            # the request each round came from (0, 1, ... in the order kept)
+        kept = 0
         while True:
             with monitor.window() as health:
                 got = self._bench_request(shape, kernels, rng)
@@ -622,7 +622,8 @@ class Judge:
                 break                      # a harness without per-round figures: one request
             for name in samples:
                 samples[name] += rounds[name]
-            groups += [len(set(groups))] * len(rounds["student"])
+            groups += [kept] * len(rounds["student"])
+            kept += 1
             reps += got["reps"] or 0
             if not rule.more(samples["student"], samples["sdpa"], time.monotonic() - start, groups):
                 break
@@ -713,15 +714,15 @@ class Judge:
         self.finish(kind, f"attention raised during the benchmark ({shape}): {str(raised.get('message', ''))[:500]}")
         return True
 
-    def _stopping_rule(self, kernels: int):
-        """How many rounds a size gets (grader/confidence.py): the configured minimum, then
-        more until the slowdown's 95% interval is within `precision` and clear of every tier
-        boundary, or the cap on time per size."""
+    def _stopping_rule(self, base_s: float, min_groups: int = 0):
+        """How many rounds a size gets (grader/confidence.py): the configured minimum (`base_s`
+        of timing, `min_groups` requests), then more until the slowdown's 95% interval is
+        within `precision` and clear of every tier boundary, or the cap on time per size."""
         from .confidence import CAP_S, StoppingRule
         cfg = self.cfg
-        return StoppingRule(cfg.min_reps, cfg.max_reps, cfg.rep_ms / 1000 * kernels,
+        return StoppingRule(cfg.min_reps, cfg.max_reps, base_s,
                             cfg.precision_cap_s or CAP_S["cuda" if self.device == "cuda" else "cpu"],
-                            cfg.precision, cfg.tier_bounds)
+                            cfg.precision, cfg.tier_bounds, min_groups)
 
     def _note_state_changes(self, changes) -> None:
         """The StateGuard's reported changes (data from the child), each kept once."""
@@ -738,11 +739,11 @@ class Judge:
         kernel raised (the verdict is set)."""
         from .bench import ROWS_PER_HEAD, ImplausibleTimings, make_row, summarize
         from .check import make_inputs, row_error
+        from .confidence import scaled
         from .quality import Meter
         child = self.child
-        from .confidence import scaled
         names = ["student"] + list(kernels)
-        rule = self._stopping_rule(len(names))
+        rule = self._stopping_rule(base_s=self.cfg.rep_ms / 1000 * len(names))
         size = shape.B * shape.H * shape.S * shape.D * 4
         deadline = time.monotonic() + self.cfg.timeout_bench
         meter = Meter(child, self.device, None)

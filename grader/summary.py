@@ -102,12 +102,12 @@ def format_result(r: GradeResult) -> str:
         out.append("  naive / fused" + (f" / {FUSED_OPT.get(r.backend, 'fused-opt')}" if opt else "")
                    + ": the course's reference kernels, timed in the same run")
         from .confidence import describe
-        spans = [(b.S, describe(b.interval)) for b in r.bench if describe(b.interval)]
+        spans = [(b, describe(b.interval)) for b in r.bench]
+        spans = [(b, text) for b, text in spans if text]
         if spans:
-            target = next(b.interval.get("target", 0) for b in r.bench if describe(b.interval))
-            out.append(f"  slowdown, 95% interval (timed until ±{target:.0%} and clear of the tier boundaries, "
-                       "or a cap):")
-            out += [f"    S={S:<5} {t}" for S, t in spans]
+            out.append(f"  slowdown, 95% interval (timed until ±{spans[0][0].interval.get('target', 0):.0%} and "
+                       "clear of the tier boundaries, or a cap):")
+            out += [f"    S={b.S:<5} {text}" for b, text in spans]
         capped = [b for b in r.bench if (b.judge_clock or {}).get("sdpa_capped_ms")]
         if capped:
             out.append("  SDPA ran slower beside your kernel than in the grader's own process at S = "

@@ -207,3 +207,11 @@ def test_what_varies_between_requests_widens_the_interval():
     assert rule.more(mine[:30], base[:30], 1.0, groups[:30])
     rule.more(mine, base, 2.0, groups)
     assert rule.summary()["requests"] == 6
+
+
+def test_the_cuda_timing_description_is_filled_in():
+    """results.json's timing.description on CUDA: every figure formatted, none left as a
+    literal {NAME} (the interval edit once dropped an f-string prefix)."""
+    from grader import gpu
+    text = gpu.timing_description()["description"]
+    assert "{" not in text and f"Graphs: {gpu.GRAPH_CALLS} calls" in text
