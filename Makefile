@@ -2,7 +2,7 @@
 # (tools/python.sh): it reuses an interpreter that has the dependencies, else
 # creates .venv from pyproject.toml.
 #
-#   make grade [SUBMISSION=path] [BACKEND=auto|cpu|cuda]   grade one submission (default: the student_template
+#   make grade [SUBMISSION=path] [BACKEND=auto|cpu|cuda|triton]  grade one submission (default: the student_template
 #                                                           folder: attention.py, report.md, profiles/)
 #   make grade RUN=naive                                    ... and keep the results in report/history/ as "naive"
 #   make report [BEFORE=naive]                              re-render report/report.pdf: report.md and profiles/

@@ -360,7 +360,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("submission", nargs="?", default=str(DEFAULT_SUBMISSION),
                    help="a .py file, a folder holding one (with report.md and profiles/), or a reference "
                         ".cpp/.cu (default: the student_template folder)")
-    g.add_argument("--backend", choices=["auto", "cpu", "cuda"], default="auto")
+    g.add_argument("--backend", choices=["auto", "cpu", "cuda", "triton"], default="auto")
     g.add_argument("--json", metavar="PATH", help="write the results document here")
     g.add_argument("--config", default=str(config_mod.DEFAULT_CONFIG), help="assignment config")
     g.add_argument("--hidden", metavar="FILE", help="instructor-only TOML with hidden configs/seed")
@@ -432,7 +432,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--shard", default="1/1", metavar="K/N", help="grade slice K of N (cluster arrays)")
     b.add_argument("--timeout-compile", type=float, metavar="S")
     b.add_argument("--timeout-run", type=float, metavar="S", help="check and bench timeouts")
-    b.add_argument("--backend", choices=["auto", "cpu", "cuda"], default="auto")
+    b.add_argument("--backend", choices=["auto", "cpu", "cuda", "triton"], default="auto")
     b.add_argument("--sandbox", choices=["auto", "on", "off"], default="auto",
                    help="bubblewrap sandbox: auto = when available (a loud warning otherwise)")
     b.add_argument("--timestamps", metavar="CSV", help="submission,submitted_at (default: the config's "

@@ -142,6 +142,8 @@ def score_items(doc: dict, rubric: Rubric, hidden_count: int | None = None) -> l
             out = f"{row['student_ms']:.4g} ms vs SDPA {row['sdpa_ms']:.4g} ms (medians); {decision.text}"
         elif cheat:
             out = "withheld: integrity flags need review"
+        elif doc.get("backend") == "triton" and not doc.get("bench") and doc.get("verdict") == "ok":
+            out = "not timed: checked in Triton's interpreter (no GPU here); a GPU grade times it"
         items.append(Item("performance vs SDPA", pts, best, out, key="performance", mark=mark))
     # a warm-cache export (make profile records one beside each cold one) is not a label of its own
     # ... and only exports of this submission's kernels (grader/evidence.py: provenance)

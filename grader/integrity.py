@@ -118,6 +118,9 @@ _INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
 
 def scan(src) -> list[Flag]:
     """Static flags of one kernel source (`grader.parse.Source`), lines of the .py file."""
+    if src.kind == "triton":
+        from .tritonaudit import audit
+        return [Flag(f.code, STRICT, f"{src.file}:{src.file_line(f.line)}: {f.what}") for f in audit(src.text)]
     flags: list[Flag] = []
     seen = set()
     code = strip_comments(src.text)

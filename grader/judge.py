@@ -65,9 +65,11 @@ class Judge:
                  progress=None, bench: bool = True, keep_workdir: bool = False):
         self.sub, self.cfg, self.backend, self.reason = sub, cfg, backend, reason
         self.options, self.progress, self.bench_on = options, progress, bench
-        self.source = sub.sources["cuda" if backend == "cuda" else "cpp"]
+        self.source = sub.sources[SOURCE_KIND[backend]]
         self.threads = cfg.threads or os.cpu_count() or 1
-        self.device = "cuda" if backend == "cuda" else "cpu"
+        self.device = device_of(backend)
+        # a Triton kernel without a GPU runs in Triton's interpreter: checked, never timed
+        self.interpreter = backend == "triton" and self.device == "cpu"
         self.state: dict = {"checks": [], "bench": [], "stage_seconds": {}, "link_flags": [], "judge_flags": []}
         self.private: dict = {"hidden_checks": []}
         self.verdict: str | None = None
@@ -79,6 +81,7 @@ class Judge:
         self._gpu_nodes: tuple = ()
         self._context_broken = False      # a CUDA fault: the child's context cannot run more
         self._judged: list = []           # public configs' errors beside each precision's (numerics)
+        self._launches: dict = {False: [], True: []}   # per checked call, public and hidden: kernels launched
         self.child_dir: Path | None = None
         self.library: Path | None = None
         self.output_public = ""
@@ -128,8 +131,9 @@ class Judge:
     def _spawn(self, gpu_nodes: tuple = ()) -> Child:
         if self.child is None:
             self.stage("start")
+            env = {**self.options.env, **({"TRITON_INTERPRET": "1"} if self.interpreter else {})}
             options = replace(self.options, gpu_nodes=gpu_nodes or self.options.gpu_nodes,
-                              ro_paths=tuple(self.options.ro_paths) + (str(self.libdir),))
+                              ro_paths=tuple(self.options.ro_paths) + (str(self.libdir),), env=env)
             self._child_started, self._waited = time.monotonic(), 0.0
             # each child a fresh folder: nothing one child left (a link, a FIFO) is there for
             # the next, and the judge never walks what a child wrote
@@ -139,7 +143,8 @@ class Judge:
                                time.monotonic() + self.budget)
             self.isolation = self.child.isolation
             self.stage("prepare")
-            reply, _ = self.child.request({"op": "start", "backend": self.backend, "threads": self.threads,
+            reply, _ = self.child.request({"op": "start", "backend": self.backend, "device": self.device,
+                                           "threads": self.threads,
                                            "config": public_config(self.cfg).to_json()},
                                           timeout=self.cfg.timeout_compile)
             if "error" in reply:           # no student code has run yet: this is the grader's own failure
@@ -171,6 +176,8 @@ class Judge:
     def compile(self) -> bool:
         """Build the kernel in the child, then read, audit and copy the library. True when
         the grade goes on (it compiled)."""
+        if self.source.kind == "triton":
+            return self._take_triton()
         notes: list[str] = []           # the build's notes (before _spawn: it may fail first)
         try:
             child = self._spawn()
@@ -199,6 +206,32 @@ class Judge:
         if self.options.stop_after == "compile" and self.verdict is None:
             self.finish("ok", "compiled (stopped after compiling, as requested)")
         return self.verdict is None or self.options.stop_after == "compile"
+
+    def _take_triton(self) -> bool:
+        """A Triton source's "compile" in the judge: parsed (never imported here), its
+        `attention` found, and the file the child will import written where the child
+        cannot write, its lines where the student's file has them. Triton compiles each
+        kernel in the child, on its first launch."""
+        from .result import CompileResult
+        self.stage("compile", f"{self.source.file} (triton)")
+        t0 = time.monotonic()
+        log = triton_problem(self.source)
+        ok = not log
+        self.state["compile"] = asdict(CompileResult(ok=ok, seconds=round(time.monotonic() - t0, 3), log=log,
+                                                     tier="triton"))
+        if not ok:
+            self.finish("compile_error", "the Triton source is not a valid kernel file")
+            return False
+        folder = self.libdir / "triton"
+        folder.mkdir(mode=0o755)
+        first = self.source.line_map[0] if self.source.line_map and _contiguous(self.source.line_map) else 1
+        self.library = folder / _module_file(self.source.file)
+        self.library.write_text("\n" * (first - 1) + self.source.text)
+        os.chmod(self.library, 0o644)
+        if self.options.stop_after == "compile" and self.verdict is None:
+            self.finish("ok", "parsed and audited (stopped after compiling, as requested: Triton compiles "
+                        "its kernels when they are first launched)")
+        return True
 
     def _full_tier_out_of_memory(self, notes: list[str], failed: ChildFailed) -> None:
         """The build fell back to the full torch headers (a faster tier failed, or the source
@@ -280,14 +313,14 @@ class Judge:
             self._open_device()
             public_ok = self._checks(self.cfg.configs, hidden=False)
             self._name_the_precision()
-            if public_ok and self.bench_on and self.verdict is None:
+            if public_ok and self.bench_on and self.verdict is None and not self.interpreter:
                 self._bench()
         except ChildFailed as failed:
             self._fail(failed)
         self._hidden()
         if self.verdict is None:
-            self.finish("ok", "correct on every config" if self.bench_on
-                        else "correct on every config (benchmark skipped)")
+            self.finish("ok", NOT_TIMED_IN_INTERPRETER if self.interpreter and self.bench_on else
+                        "correct on every config" if self.bench_on else "correct on every config (benchmark skipped)")
 
     def _open_device(self) -> None:
         """The child takes the device (the GPU the lane gave, its threads) and loads the
@@ -300,8 +333,10 @@ class Judge:
                                       timeout=self.cfg.timeout_compile)
         self.state["system"] = {**self._expect(reply).get("system", {}), **_judge_system(self.threads)}
         self.stage("load")
-        self._expect(self.child.request({"op": "load", "library": str(self.library)},
-                                        timeout=self.cfg.timeout_check)[0])
+        reply = self._expect(self.child.request({"op": "load", "library": str(self.library),
+                                                 "kind": self.source.kind}, timeout=self.cfg.timeout_check)[0])
+        if "raised" in reply:            # a Triton file whose loading raised (its module-level code)
+            raise ChildFailed("runtime_error", str(reply["raised"].get("message", ""))[:1500])
 
     def _restart(self) -> None:
         """A fresh child after a crash, so the configs after it still run (and count)."""
@@ -348,6 +383,8 @@ class Judge:
                 self._restart()
                 continue
             self.state["audit"] = reply.get("audit") if isinstance(reply.get("audit"), dict) else {}
+            if isinstance(reply.get("launches"), dict):      # the GPU kernels it launched (grader/launches.py)
+                self._launches[hidden].append(reply["launches"])
             result, kind = judge_call(reply, data, q, k, v, expected, self.cfg.tolerance, name, hidden,
                                       None if hidden else shape.as_dict())
             if not hidden and result.max_err is not None and kind in ("", "wrong_answer"):
@@ -666,6 +703,9 @@ class Judge:
         wall = time.monotonic() - t0
         reply = self._expect(reply)
         self.state["audit"] = reply.get("audit") if isinstance(reply.get("audit"), dict) else {}
+        for report in (reply.get("launches") if isinstance(reply.get("launches"), list) else [])[:4]:
+            if isinstance(report, dict):       # untimed calls at this size, observed (grader/launches.py)
+                self._launches[False].append(report)
         if self._raised_in_bench(reply, shape):
             return None
         try:
@@ -808,6 +848,23 @@ class Judge:
                 "quality": quality}
 
     # -- the result --------------------------------------------------------------------------
+    def _judge_launches(self) -> None:
+        """Whose GPU kernels the checked calls ran (grader/launches.py): the public calls'
+        kernels by name in the results, the hidden calls' in the instructor's part only."""
+        if not (self._launches[False] or self._launches[True]):
+            return
+        from .launches import launch_flags, own_names, summarise
+        own = own_names(self.source)
+        public = summarise(self._launches[False], own)
+        self.state["launches"] = public
+        flags = launch_flags(public)
+        if self._launches[True]:
+            hidden = summarise(self._launches[True], own)
+            self.private["launches_hidden"] = hidden
+            said = {f["code"] for f in flags}
+            flags += [f for f in launch_flags(hidden, hidden=True) if f["code"] not in said]
+        self.state["judge_flags"] += flags
+
     def outcome(self) -> tuple[str, str, dict, dict]:
         """(verdict, message, state, isolation) once the grade is over: what the judge
         decided and measured. grader/run.py `finish` makes the GradeResult of it, with what
@@ -819,6 +876,7 @@ class Judge:
         hidden_s = self.state["stage_seconds"].pop("hidden", None)
         if hidden_s is not None:
             self.private["stage_seconds_hidden"] = hidden_s
+        self._judge_launches()
         shutil.rmtree(self.libdir, ignore_errors=True)
         if self._temp and not self.keep_workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)
@@ -1069,3 +1127,47 @@ def _timing_description(device: str, cfg: Config, threads: int) -> dict:
     from .bench import TIMING_DESCRIPTION
     return {"method": "cpu-perf_counter", "description": TIMING_DESCRIPTION, "warmup_reps": cfg.warmup_reps,
             "min_reps": cfg.min_reps, "max_reps": cfg.max_reps, "threads": threads}
+
+
+SOURCE_KIND = {"cpu": "cpp", "cuda": "cuda", "triton": "triton"}
+NOT_TIMED_IN_INTERPRETER = ("correct on every config (not timed: without a GPU, Triton's interpreter runs "
+                            "the kernel in NumPy on the CPU, one program at a time, thousands of times "
+                            "slower than the compiled kernel, so its time says nothing about yours; "
+                            "grade on a GPU for the timing)")
+
+
+def device_of(backend: str) -> str:
+    """Where a backend's kernel runs: cuda, or the CPU (C++, and Triton's interpreter)."""
+    if backend == "cuda":
+        return "cuda"
+    if backend == "triton":       # TRITON_INTERPRET=1 asks for the interpreter on a GPU machine too
+        from .system import gpu_present
+        return "cuda" if os.environ.get("TRITON_INTERPRET") != "1" and gpu_present() else "cpu"
+    return "cpu"
+
+
+def triton_problem(src) -> str:
+    """Why a Triton source cannot be loaded, in the compiler-log style (file:line), or ""."""
+    import ast
+    try:
+        tree = ast.parse(src.text)
+        compile(tree, src.file, "exec")        # compiled to bytecode, never run
+    except SyntaxError as e:
+        return f"{src.file}:{src.file_line(e.lineno or 1)}: Python syntax error in _TRITON_SRC: {e.msg}"
+    except (ValueError, RecursionError, MemoryError) as e:
+        return f"{src.file}: _TRITON_SRC cannot be compiled: {type(e).__name__}"
+    if not any(isinstance(s, ast.FunctionDef) and s.name == "attention" for s in tree.body):
+        return (f"{src.file}: _TRITON_SRC has no top-level `def attention(q, k, v)`: the grader calls that "
+                "function, which launches your Triton kernels and returns the output tensor")
+    return ""
+
+
+def _contiguous(line_map) -> bool:
+    return all(b == a + 1 for a, b in zip(line_map, line_map[1:]))
+
+
+def _module_file(name: str) -> str:
+    """The name the child imports the Triton source under (the student's file name, made safe)."""
+    import re
+    stem = re.sub(r"[^A-Za-z0-9_]", "_", name.removesuffix(".py"))[:60] or "kernel"
+    return f"{stem}.py"

@@ -1,4 +1,4 @@
-"""Stage 1, parse: read `_CPP_SRC` / `_CUDA_SRC` out of a submission without running it.
+"""Stage 1, parse: read `_CPP_SRC` / `_CUDA_SRC` / `_TRITON_SRC` out of a submission without running it.
 
 The student's Python file is parsed with `ast` and never imported or executed, so
 nothing written in Python can touch the timer or the checker. Accepted forms of a
@@ -8,7 +8,10 @@ literals (`"a" "b"`). Each line of an extracted source remembers the line of the
 
 A submission is a `.py` file, or a folder holding one `.py` file (plus an optional
 `report.md` and `profiles/`). As an extension, a bare `.cpp` / `.cu` file is graded
-as `_CPP_SRC` / `_CUDA_SRC`: that is how the reference kernels are graded.
+as `_CPP_SRC` / `_CUDA_SRC`, and a bare `.triton.py` file (Python with `@triton.jit`
+kernels and `attention`) as `_TRITON_SRC`: that is how the reference kernels are graded.
+A `_TRITON_SRC` is Python source too, but it is only ever parsed here and audited
+(grader/tritonaudit.py); it runs in the sandboxed child alone.
 """
 from __future__ import annotations
 
@@ -18,7 +21,9 @@ import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
-SOURCE_NAMES = {"_CPP_SRC": "cpp", "_CUDA_SRC": "cuda"}
+SOURCE_NAMES = {"_CPP_SRC": "cpp", "_CUDA_SRC": "cuda", "_TRITON_SRC": "triton"}
+VARIABLE = {kind: name for name, kind in SOURCE_NAMES.items()}
+TRITON_SUFFIX = ".triton.py"
 EXPECTED_FORM = ('a module-level assignment of a string literal, e.g. _CPP_SRC = r"""...""" '
                  '(plain, raw and implicitly concatenated literals are accepted; '
                  'f-strings, variables, calls and "+" are not)')
@@ -27,7 +32,7 @@ EXPECTED_FORM = ('a module-level assignment of a string literal, e.g. _CPP_SRC =
 @dataclass(frozen=True)
 class Source:
     """One kernel source and where its lines live in the submission file."""
-    kind: str                    # "cpp" or "cuda"
+    kind: str                    # "cpp", "cuda" or "triton"
     text: str
     file: str                    # the submission file's name, as the student knows it
     line_map: tuple[int, ...]    # line_map[i] = file line of source line i (0-based)
@@ -130,17 +135,16 @@ def parse_python(text: str, path: Path, name: str) -> Submission:
             sources[kind] = Source(kind=kind, text=value.value, file=fname,
                                    line_map=_line_map(text, value))
     if not sources:
-        return _invalid(path, name, fname, f"{fname}: no _CPP_SRC or _CUDA_SRC found; the "
-                        f"kernel source must be {EXPECTED_FORM}.")
+        return _invalid(path, name, fname, f"{fname}: no _CPP_SRC or _CUDA_SRC found (nor _TRITON_SRC); "
+                        f"the kernel source must be {EXPECTED_FORM}.")
     for kind, src in sources.items():
         if not src.text.strip():
-            var = "_CPP_SRC" if kind == "cpp" else "_CUDA_SRC"
-            return _invalid(path, name, fname, f"{fname}: {var} is empty.")
+            return _invalid(path, name, fname, f"{fname}: {VARIABLE[kind]} is empty.")
     return Submission(path=str(path), name=name, file=fname, sources=sources)
 
 
 def _parse_kernel_file(path: Path, name: str) -> Submission:
-    kind = "cuda" if path.suffix == ".cu" else "cpp"
+    kind = "cuda" if path.suffix == ".cu" else "triton" if path.name.endswith(TRITON_SUFFIX) else "cpp"
     text = path.read_text()
     n_lines = text.count("\n") + 1
     src = Source(kind=kind, text=text, file=path.name, line_map=tuple(range(1, n_lines + 1)))
@@ -177,11 +181,11 @@ def parse(path: Path | str) -> Submission:
 
 
 def parse_file(path: Path, name: str) -> Submission:
-    if path.suffix in (".cpp", ".cu"):
-        return _parse_kernel_file(path, name)
+    if path.suffix in (".cpp", ".cu") or path.name.endswith(TRITON_SUFFIX):
+        return _parse_kernel_file(path, name.removesuffix(".triton"))
     if path.suffix != ".py":
         return _invalid(path, name, path.name, f"{path.name}: a submission is a .py file "
-                        "holding _CPP_SRC and/or _CUDA_SRC (see student_template/attention.py).")
+                        "holding _CPP_SRC, _CUDA_SRC and/or _TRITON_SRC (see student_template/attention.py).")
     text = _read_text(path)
     if text is None:
         return _invalid(path, name, path.name, f"{path.name}: cannot be read as UTF-8 text.")

@@ -76,7 +76,8 @@ def context(doc: dict, build: Path, profile_dir: Path | None = None, before: dic
     checks = doc.get("checks", [])
     bench = doc.get("bench", [])
     tol = doc["config"]["tolerance"]
-    unit, scale = ("TFLOP/s", 1e12) if doc["backend"] == "cuda" else ("GFLOP/s", 1e9)
+    on_gpu = doc["backend"] == "cuda" or bool((doc.get("system") or {}).get("gpu"))   # Triton: either
+    unit, scale = ("TFLOP/s", 1e12) if on_gpu else ("GFLOP/s", 1e9)
     perf_rows = []
     for b in bench:
         gf = (lambda ms: "-" if not ms else f"{b['flops'] / (ms * 1e-3) / scale:.2f}")
@@ -132,7 +133,7 @@ def context(doc: dict, build: Path, profile_dir: Path | None = None, before: dic
         ("Profiler evidence (before and after optimisation)", len(profile_labels(doc.get("profiles", []))) >= 2),
         ("Written report covering the four sections", len(answers) == 4),
     ]
-    source_kind = "cuda" if doc["backend"] == "cuda" else "cpp"
+    source_kind = {"cuda": "cuda", "triton": "triton"}.get(doc["backend"], "cpp")
     source = (doc.get("sources") or {}).get(source_kind, "")
     system = doc.get("system", {})
     return {
@@ -157,7 +158,7 @@ def context(doc: dict, build: Path, profile_dir: Path | None = None, before: dic
         "answers": [(title, markdown_to_typst(answers[key]) if key in answers else None)
                     for key, title in zip(SECTION_KEYS, SECTIONS)],
         "no_report": doc.get("report_md") is None,
-        "source": lit(source), "source_lang": lit("cpp"), "has_source": bool(source),
+        "source": lit(source), "source_lang": lit("python" if source_kind == "triton" else "cpp"), "has_source": bool(source),
         "source_lines": T("(" + ", ".join(map(str, source_lines(sub, source_kind, source))) + ",)"),
         "graded_at": doc.get("graded_at", "-"), "reread": doc.get("reread", ""),
         "cpu_profile": cpu_profile,

@@ -108,7 +108,7 @@ class GradeResult:
     verdict: str
     message: str
     submission: dict             # {name, path, file}
-    backend: str                 # "cpu" or "cuda"
+    backend: str                 # "cpu", "cuda" or "triton"
     backend_reason: str
     compile: CompileResult | None
     checks: tuple[CheckResult, ...]
@@ -128,6 +128,7 @@ class GradeResult:
     ceilings: dict = field(default_factory=dict)    # CPU: measured roofline (roofline.Ceilings fields)
     bench_quality: dict = field(default_factory=dict)   # were the timings taken on a quiet machine?
     numerics: dict = field(default_factory=dict)   # the precision the kernel most likely computed in
+    launches: dict = field(default_factory=dict)   # GPU: the kernels its public checked calls launched
     grader_version: str = __version__
     schema_version: int = SCHEMA_VERSION
 

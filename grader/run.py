@@ -9,7 +9,6 @@ kernel changed, speeds beyond the roofline) and `cheat_suspected` where one is s
 """
 from __future__ import annotations
 
-import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -18,32 +17,35 @@ from .judge import STAGE_NAMES, Judge, public_config  # noqa: F401 - re-exported
 from .options import GraderError, RunOptions
 from .parse import Submission, parse
 from .result import GradeResult, bench_from, check_from, compile_from
-
-
-def gpu_present() -> bool:
-    """True if a CUDA GPU is usable (checked cheaply before importing torch)."""
-    if not (Path("/dev/nvidia0").exists() or shutil.which("nvidia-smi")):
-        return False
-    import torch
-    return torch.cuda.is_available()
+from .system import gpu_present  # noqa: F401 - run.gpu_present, its old home, still works
 
 
 def choose_backend(sub: Submission, requested: str) -> tuple[str, str]:
-    """(backend, reason). `requested` is auto, cpu or cuda."""
+    """(backend, reason). `requested` is auto, cpu, cuda or triton."""
     has = set(sub.sources)
+    if requested == "triton":
+        if "triton" not in has:
+            raise GraderError(f"{sub.file} has no _TRITON_SRC, so it cannot be graded with --backend triton")
+        return "triton", "--backend triton was requested" + ("" if gpu_present() else TRITON_ON_CPU)
     if requested == "cpu":
         if "cpp" not in has:
             raise GraderError(f"{sub.file} has no _CPP_SRC, so it cannot be graded with "
-                              "--backend cpu; use --backend cuda on a GPU machine")
+                              "--backend cpu; use --backend cuda on a GPU machine"
+                              + (" or --backend triton" if "triton" in has else ""))
         return "cpu", "--backend cpu was requested"
     if requested == "cuda":
         if "cuda" not in has:
             raise GraderError(f"{sub.file} has no _CUDA_SRC, so it cannot be graded with "
-                              "--backend cuda; use --backend cpu")
+                              "--backend cuda; use --backend cpu" + (" or --backend triton" if "triton" in has else ""))
         if not gpu_present():
             raise GraderError("--backend cuda was requested but no CUDA GPU is visible; "
                               "use --backend cpu, or `make check-compile` to only compile")
         return "cuda", "--backend cuda was requested"
+    implemented = {kind for kind in has if not is_template_stub(sub, kind)}
+    if "triton" in implemented and not implemented & {"cuda", "cpp"}:
+        # the Triton source is the one written: on a GPU, and in the interpreter without one
+        return "triton", ("_TRITON_SRC is the implemented source" +
+                          ("; a CUDA GPU is present" if gpu_present() else TRITON_ON_CPU))
     gpu = "cuda" in has and gpu_present()
     if gpu and "cpp" in has and is_template_stub(sub, "cuda") and not is_template_stub(sub, "cpp"):
         return "cpu", ("_CUDA_SRC is still the template's stub and _CPP_SRC holds your kernel; grading _CPP_SRC "
@@ -53,9 +55,15 @@ def choose_backend(sub: Submission, requested: str) -> tuple[str, str]:
     if "cpp" in has:
         why = "no CUDA GPU is visible" if "cuda" in has else "the submission has only _CPP_SRC"
         return "cpu", f"{why}; grading _CPP_SRC on the CPU"
+    if "triton" in has:
+        return "triton", "the submission has _TRITON_SRC" + ("" if gpu_present() else TRITON_ON_CPU)
     raise GraderError(f"{sub.file} has only _CUDA_SRC and no CUDA GPU is visible here: grade it "
                       f"on a GPU machine, or run `make check-compile SUBMISSION={sub.path}` to "
                       "check that it compiles")
+
+
+TRITON_ON_CPU = ("; no CUDA GPU is visible, so Triton's interpreter runs it on the CPU "
+                 "(correctness only: no timing)")
 
 
 PRISTINE_TEMPLATE = Path(__file__).parent / "pristine" / "attention.py"
@@ -121,7 +129,7 @@ def _result(sub: Submission, cfg: Config, backend: str, reason: str, verdict: st
         sources={kind: src.text for kind, src in sub.sources.items()}, report_md=sub.report_md,
         flags=tuple(f.as_dict() for f in flags), verdict_without_flags=before, message_without_flags=before_message,
         isolation=isolation or {}, bench_quality=state.get("bench_quality") or {},
-        numerics=state.get("numerics") or {},
+        numerics=state.get("numerics") or {}, launches=state.get("launches") or {},
     )
 
 

@@ -319,7 +319,7 @@ _PASS_ENV = ("PATH", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "CC", "CXX", "
              "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES")
 # ... and those the judge sets itself (device, threads, caches)
 _JUDGE_ENV = ("CUDA_VISIBLE_DEVICES", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "GRADER_CACHE", "GRADER_SHARED_CACHE",
-              "PYTORCH_NVML_BASED_CUDA_CHECK", "TORCH_CUDA_ARCH_LIST", "MAX_JOBS")
+              "PYTORCH_NVML_BASED_CUDA_CHECK", "TORCH_CUDA_ARCH_LIST", "MAX_JOBS", "TRITON_INTERPRET")
 
 
 def child_env(extra: dict, home: Path, tmp: Path) -> dict:

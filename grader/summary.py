@@ -62,7 +62,9 @@ def format_result(r: GradeResult) -> str:
     if r.compile is not None:
         c = r.compile
         how = "reused an identical earlier build, nothing compiled" if c.cached else f"{c.seconds:.1f} s"
-        if c.ok and c.headers:
+        if c.tier == "triton":
+            how = "parsed and audited; Triton compiles each kernel when it is first launched"
+        elif c.ok and c.headers:
             how += f", {c.headers} headers"
         out.append(f"compile:    {'ok' if c.ok else 'FAILED'} ({how})")
         if c.fallback and not c.cached:

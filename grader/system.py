@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import platform
+import shutil
 import subprocess
 
 
@@ -53,3 +54,12 @@ def describe(backend: str, threads: int) -> dict:
             "clock_sm_max_mhz": smi[3] if len(smi) > 3 else None,
         })
     return info
+
+
+def gpu_present() -> bool:
+    """True if a CUDA GPU is usable (checked cheaply before importing torch)."""
+    from pathlib import Path
+    if not (Path("/dev/nvidia0").exists() or shutil.which("nvidia-smi")):
+        return False
+    import torch
+    return torch.cuda.is_available()

@@ -27,7 +27,8 @@ from .config import REPO_ROOT, Config, Shape
 REFERENCES = {"cpu": {"naive": "reference/naive.cpp", "fused": "reference/fused.cpp",
                       "fused_opt": "reference/fused_opt.cpp"},
               "cuda": {"naive": "reference/naive.cu", "fused": "reference/fused.cu",
-                       "fused_opt": "reference/fused_tc.cu"}}
+                       "fused_opt": "reference/fused_tc.cu"},
+              "triton": {"naive": "reference/naive.triton.py", "fused": "reference/fused.triton.py"}}
 
 
 class Worker:
@@ -39,6 +40,7 @@ class Worker:
         self.kernel = None
         self.references: dict = {}
         self.audit = None
+        self._observed_before: list = []     # CUDA: the launches of a bench request's untimed call
 
     # -- the loop -------------------------------------------------------------------------
     def serve(self) -> None:
@@ -72,7 +74,7 @@ class Worker:
         from .integrity import OpAudit
         self.cfg = Config.from_json(h["config"])
         self.backend = h["backend"]
-        self.device = "cuda" if self.backend == "cuda" else "cpu"
+        self.device = h.get("device") or ("cuda" if self.backend == "cuda" else "cpu")
         torch.set_num_threads(h["threads"])
         t0 = time.perf_counter()
         build.prepare()
@@ -93,7 +95,7 @@ class Worker:
         if self.device == "cuda" and h.get("gpu_uuid"):
             from .gpu import select_gpu
             select_gpu(h["gpu_uuid"])
-        return {"system": describe(self.backend, h["threads"])}, None
+        return {"system": describe("cuda" if self.device == "cuda" else "cpu", h["threads"])}, None
 
     def op_compile(self, h: dict, _) -> tuple[dict, None]:
         from . import compile as build
@@ -106,8 +108,15 @@ class Worker:
         return {"compile": asdict(result)}, None
 
     def op_load(self, h: dict, _) -> tuple[dict, None]:
-        """dlopen the judge's audited copy of the kernel library (static initialisers run)."""
+        """dlopen the judge's audited copy of the kernel library (static initialisers run), or
+        import the judge's copy of a Triton source (its module-level code runs)."""
         from . import compile as build
+        if h.get("kind") == "triton":
+            try:
+                self.kernel = load_triton(h["library"])
+            except Exception as exc:  # noqa: BLE001 - the student's module-level code, or no Triton
+                return {"raised": {"kind": "runtime_error", "message": triton_load_error(exc, h["library"])}}, None
+            return {"ok": True}, None
         self.kernel = build._load(h["library"])
         return {"ok": True}, None
 
@@ -121,6 +130,11 @@ class Worker:
             path = REPO_ROOT / rel
             if not path.is_file():
                 out[name] = {"ok": False, "log": f"{rel} is missing"}
+                continue
+            if self.backend == "triton":       # the course's own files: imported as they are
+                t0 = time.perf_counter()
+                self.references[name] = load_triton(str(path))
+                out[name] = {"ok": True, "seconds": round(time.perf_counter() - t0, 3), "cached": False, "log": ""}
                 continue
             src = parse_file(path, name).sources[self.backend if self.backend == "cuda" else "cpp"]
             result, kernel = build.compile_source(src, self.cfg)
@@ -145,8 +159,19 @@ class Worker:
             else:
                 from .check import cpu_poison
                 poison = functools.partial(cpu_poison, byte=byte)
-        reply, out = call_once(self._audited, q, k, v, self.device, poison)
+        launches: list = []
+        kernel = self._audited
+        if self.device == "cuda":           # the kernels this call launches, observed (grader/launches.py)
+            from .launches import observed
+
+            def kernel(q, k, v):
+                out, report = observed(self._audited, q, k, v)
+                launches.append(report)
+                return out
+        reply, out = call_once(kernel, q, k, v, self.device, poison)
         reply["audit"] = self.audit.as_dict()
+        if launches:
+            reply["launches"] = launches[0]
         return reply, out
 
     def op_bench(self, h: dict, payload: bytes) -> tuple[dict, bytes | None]:
@@ -169,6 +194,8 @@ class Worker:
         reply = {"timings": {n: asdict(t) for n, t in timed.timings.items()}, "reps": timed.reps,
                  "method": timed.method, "state_changes": timed.state_changes,
                  "canaries_returned": [bool(o) for o in outs], "extra": timed.extra, "audit": self.audit.as_dict()}
+        if self.device == "cuda":
+            reply["launches"] = self._launches_after(h, shape)
         if self.device == "cuda":
             torch.cuda.synchronize()
         return reply, data
@@ -203,6 +230,19 @@ class Worker:
         rounds.guard.restore()
         return {"state_changes": list(rounds.guard.changes), "audit": self.audit.as_dict()}, None
 
+    def _launches_after(self, h: dict, shape: Shape) -> list:
+        """The kernels launched by the audited untimed call before the timing and by one more
+        call after it, outside the operation audit's dispatch mode, as a timed call runs
+        (grader/launches.py): a kernel that computes differently while untimed shows here."""
+        from .check import make_inputs
+        from .launches import observed
+        reports = list(self._observed_before)
+        try:
+            reports.append(observed(self.kernel, *make_inputs(shape, int(h["nonce"]) ^ 0x3C3C, self.device))[1])
+        except Exception:  # noqa: BLE001 - the timing's verdict stands; this call's kernels are lost
+            pass
+        return reports
+
     def _bench_kernels(self, h: dict, shape: Shape) -> dict:
         """The kernels a bench request names ({"student": ..., "sdpa": ..., references}), after
         one untimed, audited call of the student's on fresh inputs of this size."""
@@ -214,7 +254,13 @@ class Worker:
                 kernels["sdpa"] = F.scaled_dot_product_attention
             elif name in self.references:
                 kernels[name] = self.references[name]
-        self.audit.call(self.kernel, *make_inputs(shape, int(h["nonce"]) ^ 0x5A5A, self.device))
+        inputs = make_inputs(shape, int(h["nonce"]) ^ 0x5A5A, self.device)
+        self._observed_before = []
+        if self.device == "cuda":
+            from .launches import observed
+            self._observed_before = [observed(self.audit.call, self.kernel, *inputs)[1]]
+        else:
+            self.audit.call(self.kernel, *inputs)
         return kernels
 
     def op_exit(self, _h: dict, _) -> tuple[dict, None]:
@@ -266,6 +312,35 @@ def _output_bytes(out, shape: Shape) -> bytes:
             tuple(out.shape) != (shape.B, shape.H, shape.S, shape.D):
         return b""
     return out.detach().to("cpu").contiguous().numpy().tobytes()
+
+
+def load_triton(path: str):
+    """`attention` of a Triton source file, imported as a module of its own. Triton's
+    cache (its compiled kernels) goes to this process's cache folder; TRITON_INTERPRET,
+    when the judge set it, was in the environment before triton was first imported."""
+    import importlib.util
+    os.environ.setdefault("TRITON_CACHE_DIR", os.path.join(os.environ.get("GRADER_CACHE", "/tmp"), "triton"))
+    name = f"triton_submission_{abs(hash(path)) % 10**8}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module           # @triton.jit reads the function's source through its module
+    spec.loader.exec_module(module)
+    attention = getattr(module, "attention", None)
+    if not callable(attention):
+        raise TypeError("the file defines no function attention(q, k, v)")
+    return attention
+
+
+def triton_load_error(exc: Exception, path: str) -> str:
+    """Why loading a Triton source failed, in a line: Triton missing, or the file's own error."""
+    if isinstance(exc, ImportError) and getattr(exc, "name", "") and str(exc.name).split(".")[0] == "triton":
+        return ("Triton is not installed in the grader's Python: on a GPU machine it comes with torch's "
+                "CUDA build; on a CPU-only machine install the extra, pip install -e '.[triton]' "
+                "(Triton's interpreter then runs the kernel on the CPU)")
+    tb = traceback.extract_tb(exc.__traceback__)
+    here = [f for f in tb if f.filename == path]
+    where = f"{os.path.basename(path)}:{here[-1].lineno}: " if here else ""
+    return f"{where}loading the Triton source raised {type(exc).__name__}: {exc}"[:1500]
 
 
 def main() -> None:

@@ -39,6 +39,13 @@ def test_cuda_reference_is_ok_within_1e4(grade_cuda, name):
     assert all(h.get("sampled") and h["samples"] > 0 and h["sm_clock_mhz_median"] > 0 for h in health), health
     # the persisting-L2 limit forced to 0 and the lines reset before every timed call, both calls succeeding
     assert result.timing["l2_persisting_reset_by_S"] and all(result.timing["l2_persisting_reset_by_S"].values())
+    # whose kernels the checked calls ran (grader/launches.py): the reference's own, and nothing foreign
+    launched = result.launches
+    # every checked call, and two untimed calls per benchmark request (before and after its timing)
+    assert launched["observed"] == launched["calls"] > len(result.checks), launched
+    assert launched["without_own"] == 0 and not launched["errors"], launched
+    assert {e["class"] for e in launched["kernels"].values()} <= {"own", "allocation"}, launched["kernels"]
+    assert not [f for f in result.flags if f["code"] in ("foreign_kernel", "unknown_kernel", "no_own_kernel")]
 
 
 @pytest.mark.parametrize("D", [64, 128])

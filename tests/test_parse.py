@@ -10,10 +10,10 @@ def _parse_text(text: str):
     return parse_python(text, Path("attention.py"), "student")
 
 
-def test_template_has_both_sources():
+def test_template_has_the_three_sources():
     sub = parse(REPO / "student_template" / "attention.py")
-    assert sub.ok and set(sub.sources) == {"cpp", "cuda"}
-    assert "not implemented yet" in sub.sources["cpp"].text
+    assert sub.ok and set(sub.sources) == {"cpp", "cuda", "triton"}
+    assert all("not implemented yet" in s.text for s in sub.sources.values())
 
 
 def test_plain_and_raw_literals_and_line_map():

@@ -1,6 +1,7 @@
 """The corpus of third-party-style kernels (tests/third_party/, MANIFEST.toml): each gets
 the verdict its code deserves, on the header tier its code allows. CUDA kernels compile
 with nvcc here (no GPU); C++ kernels are graded on the CPU; the GPU grades run with -m gpu."""
+import importlib.util
 import tomllib
 from dataclasses import replace
 
@@ -33,14 +34,17 @@ def test_the_manifest_describes_every_kernel_and_only_them():
     assert sorted(e["file"] for e in MANIFEST) == sorted(p.name for p in CORPUS.glob("*.py"))
     for e in MANIFEST:
         assert set(e) == FIELDS, e["file"]
-        assert e["kind"] in ("cpp", "cuda") and e["tier"] in build.tiers(parse(CORPUS / e["file"]).sources[e["kind"]])
+        assert e["kind"] in ("cpp", "cuda", "triton")
+        assert e["tier"] in (("triton",) if e["kind"] == "triton" else build.tiers(parse(CORPUS / e["file"]).sources[e["kind"]]))
         assert e["imitates"].startswith("https://github.com/") and e["glue"] and e["why"]
-        assert (e["cpu_verdict"] != "") == (e["kind"] == "cpp") and (e["gpu_verdict"] != "") == (e["kind"] == "cuda")
+        # a Triton kernel has both: Triton's interpreter on the CPU, compiled on the GPU
+        assert (e["cpu_verdict"] != "") == (e["kind"] in ("cpp", "triton"))
+        assert (e["gpu_verdict"] != "") == (e["kind"] in ("cuda", "triton"))
         header = (CORPUS / e["file"]).read_text().split('"""')[1]
         assert "Written here" in header and "licence: the project's" in header.replace("\n", " ")
     styles = " ".join(e["style"] for e in MANIFEST).lower()
     for needed in ("plain c++ loops", "openmp", "at_dispatch", "accessor", "flashattention", "bounds checks",
-                   "pybind11_module", "<torch/python.h>"):
+                   "pybind11_module", "<torch/python.h>", "triton repository's fused-attention tutorial"):
         assert needed in styles, needed
     assert {e["tier"] for e in MANIFEST} >= {"proxy", "lean", "full"}
     assert any(e["cpu_verdict"] == "wrong_answer" for e in MANIFEST)      # a tile that misses S = 333
@@ -59,10 +63,16 @@ def test_cuda_kernels_compile_on_their_tier(cfg, entry):
     assert all(line.startswith(f"{entry['file']}:") and "\n" not in line for line in notes), notes
 
 
-@pytest.mark.parametrize("entry", _entries("cpp"))
-def test_cpu_kernels_get_their_verdict(cfg, entry):
+@pytest.mark.parametrize("entry", _entries("cpp") + [
+    pytest.param(e, id=e["file"], marks=pytest.mark.skipif(
+        importlib.util.find_spec("triton") is None, reason="Triton is not installed: pip install -e '.[triton]'"))
+    for e in MANIFEST if e["kind"] == "triton"])
+def test_cpu_kernels_get_their_verdict(cfg, entry, monkeypatch):
+    """C++ on the CPU; Triton in its interpreter (TRITON_INTERPRET=1, on a GPU machine too)."""
     from grader.run import grade
-    result = grade(CORPUS / entry["file"], replace(cfg, timeout_compile=1800), backend="cpu", bench=False)
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    backend = "triton" if entry["kind"] == "triton" else "cpu"
+    result = grade(CORPUS / entry["file"], replace(cfg, timeout_compile=1800), backend=backend, bench=False)
     assert result.verdict == entry["cpu_verdict"], (result.verdict, result.message)
     assert result.compile.tier == entry["tier"], result.compile
     if entry["cpu_verdict"] == "wrong_answer":
@@ -77,9 +87,11 @@ def test_cpu_kernels_get_their_verdict(cfg, entry):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("entry", _entries("cuda"))
-def test_cuda_kernels_get_their_verdict_on_a_gpu(cfg, entry):
+@pytest.mark.parametrize("entry", _entries("cuda") + _entries("triton"))
+def test_cuda_kernels_get_their_verdict_on_a_gpu(cfg, entry, monkeypatch):
     from grader.run import grade
-    result = grade(CORPUS / entry["file"], replace(cfg, timeout_compile=1800), backend="cuda", bench=False)
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    backend = "triton" if entry["kind"] == "triton" else "cuda"
+    result = grade(CORPUS / entry["file"], replace(cfg, timeout_compile=1800), backend=backend, bench=False)
     assert result.verdict == entry["gpu_verdict"], (result.verdict, result.message)
     assert result.compile.tier == entry["tier"], result.compile

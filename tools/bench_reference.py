@@ -1,6 +1,7 @@
 """`make bench-reference`: reference naive and fused vs SDPA, with the grader's harness.
 
-On a GPU: (B, H, D) = (1, 8, 64) at S = 128/512/1024, (4, 16, 4096, 64), and the D = 128
+On a GPU (the CUDA references, and the Triton ones where Triton is installed):
+(B, H, D) = (1, 8, 64) at S = 128/512/1024, (4, 16, 4096, 64), and the D = 128
 variants; times (the grader's headline method per size), TFLOP/s, speedup vs SDPA, % of
 the GPU's fp32 FMA peak, and each kernel's max error against float64.
 On a CPU: the handout sizes with the CPU harness. Prints a table; --json writes it.
@@ -53,6 +54,18 @@ def kernels(kind: str, cfg):
     return out
 
 
+def triton_kernels() -> dict:
+    """The Triton references (reference/*.triton.py), if Triton is installed: imported as
+    the grader's child imports them (grader/worker.py load_triton)."""
+    try:
+        import triton  # noqa: F401
+    except ImportError:
+        print("triton is not installed: the Triton references are left out", file=sys.stderr)
+        return {}
+    from grader.worker import load_triton
+    return {f"triton_{name}": load_triton(str(REPO / "reference" / f"{name}.triton.py")) for name in ("naive", "fused")}
+
+
 def max_err(fn, q, k, v, expected) -> float:
     return float((fn(q, k, v).double() - expected).abs().max())
 
@@ -61,7 +74,7 @@ def run_gpu(cfg) -> list[dict]:
     """The grader's own GPU harness (grader/gpu.py): fresh inputs per call, L2 flushed; CUDA
     graphs at S <= GRAPH_MAX_S when every kernel can be captured, else CUDA events."""
     from grader.gpu import GRAPH_MAX_S, sdpa_backend, time_events_interleaved, time_graph_all
-    refs = kernels("cuda", cfg)
+    refs = {**kernels("cuda", cfg), **triton_kernels()}
     peak = gpu_fp32_peak_tflops()
     rows = []
     for shape in GPU_SHAPES:
@@ -109,7 +122,7 @@ def row(shape, ms, peak, method, errors, events, backend) -> dict:
 
 def print_table(rows: list[dict], device: str, peak) -> None:
     unit, scale = ("TFLOP/s", 1.0) if device == "cuda" else ("GFLOP/s", 1e3)
-    names = [n for n in ("sdpa", "naive", "fused", "fused_opt") if f"{n}_ms" in rows[0]]
+    names = [n for n in ("sdpa", "naive", "fused", "fused_opt", "triton_naive", "triton_fused") if f"{n}_ms" in rows[0]]
     where = torch.cuda.get_device_name(0) if device == "cuda" else "CPU"
     print(f"\nreference kernels vs F.scaled_dot_product_attention (fp32) on {where}"
           + (f"; fp32 FMA peak {peak:.1f} TFLOP/s" if peak else ""))

@@ -19,6 +19,8 @@
 #   throughput  N (50) submissions batch-graded on GPU 0 with the sandbox (GPUS="0 0,1" for two)
 #   profile     make profile of the references (cold and warm exports), kept as fixtures
 #   demo        make demo (the three model reports)
+#   triton      the Triton references graded (BACKEND=triton), the Triton known-bad class batch-graded
+#               on GPU 0 with the sandbox, and the references' speed vs SDPA (tools/bench_reference.py)
 #
 # Logs go to $LOGS (/tmp/gpu-logs); at the end they are packed into ONE file,
 # $OUT/gpu-<phases>.tar.gz, because the device tool returns at most 8 files. Each phase runs
@@ -33,10 +35,21 @@ mkdir -p "$OUT" "$LOGS"
 PY=${PY:-python3}
 
 declare -A LIMIT=([setup]=60 [system]=150 [grade]=240 [tests]=1500 [redteam]=580 [corpus]=300 [bench]=120 [fidelity]=400
-                  [compile]=120 [noisy]=150 [throughput]=480 [profile]=240 [demo]=240)
+                  [compile]=120 [noisy]=150 [throughput]=480 [profile]=240 [demo]=240 [triton]=420)
 
 phase() {
 case $1 in
+triton)
+    $PY -c "import triton; print('triton', triton.__version__)"
+    for f in naive fused; do
+        $PY -m grader grade reference/$f.triton.py --backend triton --json "$LOGS/triton-$f.json" 2>&1 | tail -25
+    done
+    rm -rf /tmp/triton-class && mkdir -p /tmp/triton-class && cp tests/submissions/triton/*.py /tmp/triton-class/
+    cp reference/fused.triton.py /tmp/triton-class/fused_ref.triton.py
+    $PY -m grader batch /tmp/triton-class --out "$LOGS/triton-batch" --gpus 0 --sandbox on 2>&1 | tail -12
+    cut -d, -f1-4 "$LOGS/triton-batch/grades.csv"
+    $PY tools/bench_reference.py --json "$LOGS/bench-triton.json" 2>&1 | tail -60
+    ;;
 setup)
     if ls .whl/*.whl >/dev/null 2>&1; then
         $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir .whl/*.whl 2>&1 | tail -3

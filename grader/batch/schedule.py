@@ -138,7 +138,7 @@ class Batch:
                 judge.close_child()
             if go_on:                               # b. check + bench on one device
                 judge.stage("queued")               # (its turn: a lane, the CPU, the slot's references)
-                slot = self._run_on_gpu(judge) if backend == "cuda" else self._run_on_cpu(judge)
+                slot = self._run_on_gpu(judge) if judge.device == "cuda" else self._run_on_cpu(judge)
         finally:
             result = finish(judge)
         return with_references(result, self.references.get(slot), slot), judge
@@ -286,7 +286,8 @@ class Batch:
             todo.append((e, key, source, backend, error))
         if skipped:
             self.log(f"{skipped} submission(s) unchanged since their last grade: skipped")
-        backends = {t[3] for t in todo if t[3] in ("cpu", "cuda")}
+        from ..judge import device_of       # cpu, cuda, and triton: on the GPU, or its interpreter on the CPU
+        backends = {device_of(t[3]) for t in todo if t[3] in ("cpu", "cuda", "triton")}
         slots = [f"gpu{g}" for g in opts.gpus] if "cuda" in backends else []
         if "cpu" in backends or not slots:
             slots.append("cpu")

@@ -1,0 +1,71 @@
+"""grader/launches.py: whose GPU kernels a checked call ran, from the kernel names the
+profiler reports (the names below are the forms Kineto gives on an H100: demangled,
+`void` and the parameter list included; Triton's are the jit function's name).
+
+The observation itself runs on a GPU (tests/test_gpu.py); here, how the judge reads it."""
+from conftest import REPO
+from grader.launches import base_name, classify, launch_flags, own_names, summarise
+from grader.parse import parse, parse_python
+
+OWN_FUSED = "void (anonymous namespace)::fused_attention_kernel<64>(float const*, float const*, float const*, float*, int, float)"
+FILL = ("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, std::array<char*, 1ul> >"
+        "(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)")
+COPY = ("void at::native::elementwise_kernel<128, 2, at::native::gpu_kernel_impl_nocast<at::native::direct_copy_kernel_cuda"
+        "(at::TensorIteratorBase&)::{lambda()#3}::operator()() const::{lambda()#7}::operator()() const::{lambda(float)#1}>"
+        "(at::TensorIteratorBase&, at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}::operator()() "
+        "const::{lambda()#7}::operator()() const::{lambda(float)#1} const&)::{lambda(int)#1}>(int, ...)")
+SDPA = ("fmha_cutlassF_f32_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel<float, cutlass::arch::Sm80, true, "
+        "64, 64, 64, true, true>::Params)")
+GEMM = "sm90_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128x32_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas"
+SOFTMAX = "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float, at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(float*, float const*, int)"
+
+
+def test_own_kernels_are_read_from_the_source():
+    assert own_names(parse(REPO / "reference" / "naive.cu").sources["cuda"]) == {
+        "scores_kernel", "softmax_rows_kernel", "weighted_sum_kernel"}
+    assert own_names(parse(REPO / "reference" / "fused_tc.cu").sources["cuda"]) == {"fused_tc_kernel", "merge_splits_kernel"}
+    assert {"_attention", "attention"} <= own_names(parse(REPO / "reference" / "fused.triton.py").sources["triton"])
+    text = ('_CUDA_SRC = r"""\n// __global__ void commented_out(int x)\ntemplate <int D>\n__global__ void __launch_bounds__(256, 2)\n'
+            'tiled(const float* q) {}\nextern "C" __global__ void plain (float* o) {}\n"""\n')
+    assert own_names(parse_python(text, REPO / "a.py", "a").sources["cuda"]) == {"tiled", "plain"}
+
+
+def test_a_launch_is_sorted_by_its_base_name():
+    assert base_name(OWN_FUSED) == "fused_attention_kernel"
+    assert base_name("_attention") == "_attention"
+    own = frozenset({"fused_attention_kernel"})
+    assert [classify(n, own) for n in (OWN_FUSED, FILL, COPY, SDPA, GEMM, SOFTMAX, "mystery_kernel(int)")] == [
+        "own", "allocation", "allocation", "foreign", "foreign", "foreign", "unknown"]
+
+
+def _call(*names, stream=7):
+    return {"kernels": [{"name": n, "stream": stream, "us": 3.0} for n in names], "error": None}
+
+
+def test_an_honest_kernel_raises_nothing():
+    own = frozenset({"fused_attention_kernel"})
+    summary = summarise([_call(FILL, OWN_FUSED), _call(OWN_FUSED)], own)
+    assert summary["kernels"][OWN_FUSED] == {"count": 2, "class": "own", "us": 6.0}
+    assert launch_flags(summary) == []
+
+
+def test_sdpa_behind_the_kernel_is_strict_and_named():
+    own = frozenset({"fused_attention_kernel"})
+    flags = launch_flags(summarise([_call(OWN_FUSED, SDPA)], own))
+    assert [(f["code"], f["tier"]) for f in flags] == [("foreign_kernel", "strict")]
+    assert "fmha_cutlassF" in flags[0]["detail"]
+
+
+def test_no_own_kernel_unknown_kernels_side_streams_and_a_failed_profiler_are_said():
+    own = frozenset({"k"})
+    calls = [_call("k(float*)", stream=7), _call("k(float*)", stream=13), _call(), _call("other(int)"),
+             {"kernels": [], "error": "the profiler could not start: RuntimeError: CUPTI"}]
+    codes = {f["code"]: f["tier"] for f in launch_flags(summarise(calls, own))}
+    assert codes == {"unknown_kernel": "review", "no_own_kernel": "review", "side_streams": "warning",
+                     "launch_observation": "review"}
+
+
+def test_hidden_calls_flag_without_names():
+    flags = launch_flags(summarise([_call("k(float*)", SDPA)], frozenset({"k"})), hidden=True)
+    assert [f["code"] for f in flags] == ["foreign_kernel"] and "fmha" not in flags[0]["detail"]
+    assert "hidden" in flags[0]["detail"]
