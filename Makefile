@@ -11,7 +11,7 @@
 #   make demo                                               grade the reference kernels (model reports)
 #   make test                                               the test suite (CPU; GPU tests skip)
 #   make check-compile [SUBMISSION=path]                    compile only (nvcc works without a GPU)
-#   make profile [SUBMISSION=path] [LABEL=before|after] [MODEL=naive|fused] [BACKEND=cpu]
+#   make profile [SUBMISSION=path] [LABEL=before|after] [MODEL=naive|fused] [BACKEND=cpu|triton]
 #                                                           Nsight Compute -> profiles/ on a GPU machine; elsewhere
 #                                                           the CPU profiler -> profiles/LABEL_cpu.csv
 #   make test-gpu                                           the GPU tests (on a GPU machine)

@@ -386,8 +386,9 @@ def build_parser() -> argparse.ArgumentParser:
     pr = sub.add_parser("profile", help="profile the kernel: Nsight Compute on a GPU, else the CPU profiler")
     pr.add_argument("submission", nargs="?", default=str(DEFAULT_SUBMISSION))
     pr.add_argument("--label", default="after", help="name of this profile, e.g. before / after")
-    pr.add_argument("--backend", choices=["auto", "cpu", "cuda"], default="auto",
-                    help="auto: Nsight Compute where ncu and a GPU are, else the CPU profiler on _CPP_SRC")
+    pr.add_argument("--backend", choices=["auto", "cpu", "cuda", "triton"], default="auto",
+                    help="auto: Nsight Compute where ncu and a GPU are, else the CPU profiler on _CPP_SRC; "
+                         "triton: Nsight Compute on _TRITON_SRC's kernels (auto picks it when it is the source written)")
     pr.add_argument("--model", choices=["naive", "fused"],
                     help="CPU: the traffic model of this kernel when the counters cannot measure its bytes "
                          "(default: from the label: before -> naive, after -> fused)")

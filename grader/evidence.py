@@ -56,6 +56,16 @@ def kernel_names(cuda_src: str) -> set[str]:
     return set(_GLOBAL.findall(strip_comments(cuda_src)))
 
 
+def triton_kernel_names(triton_src: str) -> set[str]:
+    """The functions a Triton source defines (its jit kernels are among them; ncu names a
+    Triton kernel after its function)."""
+    import ast
+    try:
+        return {n.name for n in ast.walk(ast.parse(triton_src)) if isinstance(n, ast.FunctionDef)}
+    except SyntaxError:
+        return set()
+
+
 def _short(kernel: str) -> str:
     """An export's kernel name as its source spells it: `void ns::k<64>(const float *, ...)` -> `k`."""
     k = re.sub(r"^\s*void\s+", "", kernel.replace("<unnamed>::", "").replace("(anonymous namespace)::", ""))
@@ -64,11 +74,11 @@ def _short(kernel: str) -> str:
 
 
 def reference_digests() -> dict[str, str]:
-    """digest -> file of every course reference kernel (reference/*.cu, *.cpp)."""
+    """digest -> file of every course reference kernel (reference/*.cu, *.cpp, *.triton.py)."""
     from .config import REPO_ROOT
-    from .parse import source_digest
-    return {source_digest(p.read_text()): p.name for p in sorted((REPO_ROOT / "reference").glob("*.c*"))
-            if p.suffix in (".cu", ".cpp")}
+    from .parse import TRITON_SUFFIX, source_digest
+    return {source_digest(p.read_text()): p.name for p in sorted((REPO_ROOT / "reference").iterdir())
+            if p.suffix in (".cu", ".cpp") or p.name.endswith(TRITON_SUFFIX)}
 
 
 def reference_kernel_names() -> set[str]:
@@ -91,7 +101,7 @@ def provenance(sources: dict, profiles: list[dict]) -> tuple[set[str], list[str]
     if not any(isinstance(t, str) for t in sources.values()):
         return set(), []                   # a document without its sources: nothing to hold them to
     digests = {source_digest(t) for t in sources.values() if isinstance(t, str)}
-    names = kernel_names(sources.get("cuda") or "")
+    names = kernel_names(sources.get("cuda") or "") | triton_kernel_names(sources.get("triton") or "")
     refs = reference_digests()
     by_label: dict = {}
     for rec in profiles:

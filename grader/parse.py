@@ -196,3 +196,20 @@ def profiles_dir(submission: Path) -> Path:
     """`profiles/` inside a submission folder, or beside a submission file."""
     submission = Path(submission)
     return (submission if submission.is_dir() else submission.parent) / "profiles"
+
+
+PRISTINE_TEMPLATE = Path(__file__).parent / "pristine" / "attention.py"
+
+
+def is_template_stub(sub: Submission, kind: str) -> bool:
+    """Whether the submission's source of this kind is the template's own (the handout's
+    stub, unchanged but for whitespace): compared with the grader's pristine copy, never
+    with student_template/, which is the file the student edits."""
+    src = sub.sources.get(kind)
+    if src is None:
+        return False
+    try:
+        template = parse(PRISTINE_TEMPLATE).sources.get(kind)
+    except Exception:  # noqa: BLE001 - no pristine copy: nothing is a stub
+        return False
+    return template is not None and " ".join(src.text.split()) == " ".join(template.text.split())

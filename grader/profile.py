@@ -99,14 +99,20 @@ def profile(submission: Path, cfg: Config, label: str = "after", timeout: float 
     out = profiles_dir(submission)
     ncu = _find_ncu()
     gpu = Path("/dev/nvidia0").exists() or shutil.which("nvidia-smi")
-    if "cpp" in sub.sources and (backend == "cpu" or backend == "auto" and (
+    triton = triton_profile(sub, backend)
+    if triton and (ncu is None or not gpu):
+        raise ProfileError(f"{'ncu (Nsight Compute) is not installed' if ncu is None else 'no GPU is visible'} "
+                           "here: a Triton kernel is profiled with Nsight Compute on a GPU (Triton's interpreter "
+                           "runs NumPy on the CPU: nothing of the kernel to profile). On a GPU machine run "
+                           f"`make profile SUBMISSION={submission} BACKEND=triton`.")
+    if not triton and "cpp" in sub.sources and (backend == "cpu" or backend == "auto" and (
             "cuda" not in sub.sources or ncu is None or not gpu)):
         from .cpu_profile import CpuProfileError, measure, read_csv
         try:
             return out, read_csv(measure(sub, cfg, label, model, progress=progress))
         except CpuProfileError as e:
             raise ProfileError(str(e)) from None
-    if "cuda" not in sub.sources:
+    if "cuda" not in sub.sources and not triton:
         raise ProfileError(f"{sub.file} has no _CUDA_SRC; Nsight Compute profiles CUDA kernels "
                            "(a CPU kernel is profiled on the CPU: make profile BACKEND=cpu)")
     if ncu is None or not gpu:
@@ -118,10 +124,10 @@ def profile(submission: Path, cfg: Config, label: str = "after", timeout: float 
             f"(the cold export, then the warm one):\n  {cmds}\nand keep the CSVs in {out}/ "
             f"(`python -m grader ncu {out}/*.csv` reads them).")
     out.mkdir(parents=True, exist_ok=True)
-    files = _run(ncu, submission, cfg, out, label, timeout, warm=False)
+    files = _run(ncu, submission, cfg, out, label, timeout, warm=False, triton=triton)
     if warm:
         try:
-            files += _run(ncu, submission, cfg, out, label + WARM, timeout, warm=True)
+            files += _run(ncu, submission, cfg, out, label + WARM, timeout, warm=True, triton=triton)
         except ProfileError as e:
             raise ProfileError(f"the cold export is in {out}/{label}_*.csv; the warm one failed: {e}") from None
     try:
@@ -130,12 +136,25 @@ def profile(submission: Path, cfg: Config, label: str = "after", timeout: float 
         raise ProfileError(f"the exported CSVs did not parse: {e}") from None
 
 
-def _run(ncu: str, submission: Path, cfg: Config, out: Path, label: str, timeout: float, warm: bool) -> list[Path]:
+def triton_profile(sub, backend: str) -> bool:
+    """Whether `make profile` profiles the submission's Triton source: asked for, or the
+    source the grader would grade (grader/run.py choose_backend: the one implemented)."""
+    if "triton" not in sub.sources or backend in ("cpu", "cuda"):
+        return False
+    if backend == "triton":
+        return True
+    from .parse import is_template_stub
+    return not is_template_stub(sub, "triton") and all(is_template_stub(sub, k) for k in sub.sources if k != "triton")
+
+
+def _run(ncu: str, submission: Path, cfg: Config, out: Path, label: str, timeout: float, warm: bool,
+         triton: bool = False) -> list[Path]:
     """One ncu run and its two CSV exports; returns [details, raw]."""
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    env.pop("TRITON_INTERPRET", None)       # the compiled kernels are profiled, never the interpreter
     report = out / label
     run = [ncu, *ncu_args(warm), "-f", "-o", str(report), sys.executable, "-m", "grader.profile_driver",
-           str(Path(submission).resolve()), cfg.source, *(["--warm"] if warm else [])]
+           str(Path(submission).resolve()), cfg.source, *(["--warm"] if warm else []), *(["--triton"] if triton else [])]
     try:
         proc = subprocess.run(run, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:

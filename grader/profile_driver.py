@@ -9,6 +9,10 @@ profiles exactly those calls. With `--warm` the
 outer range is `profile_warm` instead: the warm-pipeline export (`--cache-control none`,
 grader/profile.py), which the parser tells apart by that name (grader/ncu.py).
 
+`python -m grader.profile_driver SUBMISSION --triton [CONFIG]`: the same with `_TRITON_SRC`
+and the Triton references (reference/*.triton.py), imported as the grader's child imports
+them; ncu names a Triton kernel after its @triton.jit function.
+
 `python -m grader.profile_driver SUBMISSION --cpu [CONFIG]`: the same with `_CPP_SRC` and
 the C++ references, each called 5 times per size, for a CPU profiler
 (Intel Advisor: `advisor --collect=roofline --project-dir=./adv -- python -m
@@ -24,32 +28,37 @@ from .check import make_inputs
 from .compile import compile_source, prepare
 from .config import DEFAULT_CONFIG, REPO_ROOT, load
 from .ncu import CACHE_RANGES, SOURCE_RANGE
-from .parse import parse, parse_file
+from .parse import VARIABLE, parse, parse_file
 
 REFERENCES = {"naive": "reference/naive.cu", "fused": "reference/fused.cu", "fused_opt": "reference/fused_tc.cu"}
 OUTER_RANGE = {cache: name for name, cache in CACHE_RANGES.items()}   # "cold" -> "profile", "warm" -> "profile_warm"
 CPU_REFERENCES = {"naive": "reference/naive.cpp", "fused": "reference/fused.cpp",
                   "fused_opt": "reference/fused_opt.cpp"}
+TRITON_REFERENCES = {"naive": "reference/naive.triton.py", "fused": "reference/fused.triton.py"}
+FLAGS = ("--cpu", "--warm", "--triton")
 
 
 def main() -> None:
-    args = [a for a in sys.argv[1:] if a not in ("--cpu", "--warm")]
-    cpu, warm = "--cpu" in sys.argv[1:], "--warm" in sys.argv[1:]
+    args = [a for a in sys.argv[1:] if a not in FLAGS]
+    cpu, warm, triton = ("--cpu" in sys.argv[1:], "--warm" in sys.argv[1:], "--triton" in sys.argv[1:])
     if not args:
-        sys.exit("usage: python -m grader.profile_driver SUBMISSION [--cpu] [--warm] [CONFIG]")
+        sys.exit("usage: python -m grader.profile_driver SUBMISSION [--cpu | --triton] [--warm] [CONFIG]")
     cfg = load(args[1] if len(args) > 1 else DEFAULT_CONFIG)
     prepare()
     student = parse(args[0])
     if not student.ok:
         sys.exit(student.error)
-    kind, refs = ("cpp", CPU_REFERENCES) if cpu else ("cuda", REFERENCES)
+    kind, refs = ("cpp", CPU_REFERENCES) if cpu else ("triton", TRITON_REFERENCES) if triton else ("cuda", REFERENCES)
     sources = {"student": student.sources.get(kind)}
     sources.update({name: parse_file(REPO_ROOT / rel, name).sources[kind] for name, rel in refs.items()})
     kernels = {}
     for name, src in sources.items():
         path = student.path if name == "student" else refs[name]
         if src is None:
-            sys.exit(f"{path} has no {'_CPP_SRC' if cpu else '_CUDA_SRC'} to profile")
+            sys.exit(f"{path} has no {VARIABLE[kind]} to profile")
+        if kind == "triton":
+            kernels[name] = _load_triton(src)
+            continue
         result, kernel = compile_source(src, cfg)
         if not result.ok:
             sys.exit(f"{path} did not compile:\n{result.log}")
@@ -78,6 +87,20 @@ def main() -> None:
             torch.cuda.nvtx.range_pop()
         torch.cuda.nvtx.range_pop()
     print("profile driver: done", flush=True)
+
+
+def _load_triton(src):
+    """A Triton source's attention, from a file whose lines are the submission's (tracebacks
+    and ncu's source view point at the student's lines)."""
+    import tempfile
+    from pathlib import Path
+
+    from .worker import load_triton
+    first = src.line_map[0] if src.line_map else 1
+    folder = Path(tempfile.mkdtemp(prefix="profile-triton-"))
+    path = folder / src.file.replace(".triton.py", ".py")
+    path.write_text("\n" * (first - 1) + src.text)
+    return load_triton(str(path))
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from pathlib import Path
 from .config import Config
 from .judge import STAGE_NAMES, Judge, public_config  # noqa: F401 - re-exported: the CLI and batch use them
 from .options import GraderError, RunOptions
-from .parse import Submission, parse
+from .parse import PRISTINE_TEMPLATE, Submission, is_template_stub, parse  # noqa: F401 - run.is_template_stub, its old home
 from .result import GradeResult, bench_from, check_from, compile_from
 from .system import gpu_present  # noqa: F401 - run.gpu_present, its old home, still works
 
@@ -64,23 +64,6 @@ def choose_backend(sub: Submission, requested: str) -> tuple[str, str]:
 
 TRITON_ON_CPU = ("; no CUDA GPU is visible, so Triton's interpreter runs it on the CPU "
                  "(correctness only: no timing)")
-
-
-PRISTINE_TEMPLATE = Path(__file__).parent / "pristine" / "attention.py"
-
-
-def is_template_stub(sub: Submission, kind: str) -> bool:
-    """Whether the submission's source of this kind is the template's own (the handout's
-    stub, unchanged but for whitespace): compared with the grader's pristine copy, never
-    with student_template/, which is the file the student edits."""
-    src = sub.sources.get(kind)
-    if src is None:
-        return False
-    try:
-        template = parse(PRISTINE_TEMPLATE).sources.get(kind)
-    except Exception:  # noqa: BLE001 - no pristine copy: nothing is a stub
-        return False
-    return template is not None and " ".join(src.text.split()) == " ".join(template.text.split())
 
 
 def _config_summary(cfg: Config) -> dict:

@@ -262,3 +262,29 @@ def test_the_triton_references_are_compiled_and_timed_on_the_gpu(cfg, name, monk
     # the launches observed are the file's own Triton kernels (and allocation), on one stream
     assert {e["class"] for e in result.launches["kernels"].values()} <= {"own", "allocation"}, result.launches
     assert result.launches["without_own"] == 0 and not [f for f in result.flags if f["code"].endswith("kernel")]
+
+
+def test_make_profile_picks_the_triton_source_and_says_it_needs_a_gpu(tmp_path, monkeypatch):
+    import grader.profile as prof
+    from grader.config import load
+    assert not prof.triton_profile(parse(REPO / "student_template"), "auto")          # the template: as before
+    assert prof.triton_profile(parse(REPO / "student_template"), "triton")
+    assert prof.triton_profile(parse(REPO / "reference" / "fused.triton.py"), "auto")
+    assert not prof.triton_profile(parse(REPO / "reference" / "fused.triton.py"), "cpu")
+    monkeypatch.setattr(prof, "_find_ncu", lambda: None)
+    with pytest.raises(prof.ProfileError, match="a Triton kernel is profiled with Nsight Compute on a GPU"):
+        prof.profile(REPO / "reference" / "fused.triton.py", load(), "after")
+
+
+def test_a_profile_of_the_triton_reference_earns_nothing():
+    """Provenance (grader/evidence.py) knows the Triton references' digests too."""
+    from grader.evidence import provenance, reference_digests
+    ref = (REPO / "reference" / "fused.triton.py").read_text()
+    digest = next(d for d, name in reference_digests().items() if name == "fused.triton.py")
+    mine = parse(TRITON / "missing_scale.py").sources["triton"].text
+    records = [{"profile": "after", "nvtx": "student_S128", "source": digest, "kernel": "_attention", "profiler": "ncu"}]
+    bad, problems = provenance({"triton": mine}, records)
+    assert bad == {"after"} and "fused.triton.py" in problems[0]
+    own = [{**records[0], "source": ""}]              # an export without digests: by the function names
+    assert provenance({"triton": mine}, own) == (set(), [])
+    assert ref

@@ -19,6 +19,7 @@
 #   throughput  N (50) submissions batch-graded on GPU 0 with the sandbox (GPUS="0 0,1" for two)
 #   profile     make profile of the references (cold and warm exports), kept as fixtures
 #   demo        make demo (the three model reports)
+#   tprofile    make profile BACKEND=triton of reference/fused.triton.py (cold and warm exports)
 #   triton      the Triton references graded (BACKEND=triton), the Triton known-bad class batch-graded
 #               on GPU 0 with the sandbox, and the references' speed vs SDPA (tools/bench_reference.py)
 #
@@ -35,7 +36,7 @@ mkdir -p "$OUT" "$LOGS"
 PY=${PY:-python3}
 
 declare -A LIMIT=([setup]=60 [system]=150 [grade]=240 [tests]=1500 [redteam]=580 [corpus]=300 [bench]=120 [fidelity]=400
-                  [compile]=120 [noisy]=150 [throughput]=480 [profile]=240 [demo]=240 [triton]=420)
+                  [compile]=120 [noisy]=150 [throughput]=480 [profile]=240 [demo]=240 [triton]=420 [tprofile]=240)
 
 phase() {
 case $1 in
@@ -163,6 +164,10 @@ for n in ('alone', 'beside'):
         print('  S', b['S'], 'slowdown', round(b['slowdown'], 4), 'interval', b.get('interval'))" ;;
 throughput)
     $PY tools/batch_throughput.py --n "${N:-50}" --gpus ${GPUS:-0} --jobs "${JOBS:-16}" --json "$LOGS/throughput.json" ;;
+tprofile)
+    make profile SUBMISSION=reference/fused.triton.py LABEL=triton_after BACKEND=triton PYTHON=$PY
+    mkdir -p "$LOGS/profiles" && cp reference/profiles/triton_after* "$LOGS/profiles/" && ls -la "$LOGS/profiles"
+    $PY -m grader ncu reference/profiles/triton_after_details.csv reference/profiles/triton_after_raw.csv | head -30 ;;
 profile)
     make profile SUBMISSION=reference/fused.cu LABEL=references_h200 PYTHON=$PY
     mkdir -p "$LOGS/profiles" && cp reference/profiles/references_h200* "$LOGS/profiles/" && ls -la "$LOGS/profiles" ;;
