@@ -94,12 +94,24 @@ def cmd_check_compile(args) -> int:
     if not sub.ok:
         print(f"invalid submission: {sub.error}")
         return VERDICTS["invalid_submission"]
-    kinds = [k for k in ("cuda", "cpp") if k in sub.sources and args.only in ("all", k)]
+    from .parse import VARIABLE
+    kinds = [k for k in ("cuda", "cpp", "triton") if k in sub.sources and args.only in ("all", k)]
     if not kinds:
-        print(f"{sub.file} has no {'_CUDA_SRC' if args.only == 'cuda' else '_CPP_SRC'} to compile")
+        print(f"{sub.file} has no {VARIABLE['cpp' if args.only == 'all' else args.only]} to compile")
         return VERDICTS["invalid_submission"]
-    failed = False
+    failed = refused = False
     for kind in kinds:
+        if kind == "triton":            # nothing to compile before a launch: the judge's parse and allowlist
+            from .integrity import scan
+            from .judge import triton_problem
+            print(f"checking _TRITON_SRC of {sub.file} (syntax, attention, the Triton allowlist; no GPU needed) ...")
+            problem, flags = triton_problem(sub.sources[kind]), scan(sub.sources[kind])
+            print(f"  {'FAILED' if problem else 'refused by the allowlist' if flags else 'ok'}")
+            for line in ([problem] if problem else []) + [f.detail for f in flags]:
+                print(f"  {line}")
+            failed |= bool(problem)
+            refused |= bool(flags) and not problem
+            continue
         var = "_CUDA_SRC" if kind == "cuda" else "_CPP_SRC"
         print(f"compiling {var} of {sub.file} ({'nvcc' if kind == 'cuda' else 'c++'}, no GPU needed) ...",
               flush=True)
@@ -110,7 +122,7 @@ def cmd_check_compile(args) -> int:
         if result.log:
             print("\n".join("  " + ln for ln in result.log.splitlines()))
         failed |= not result.ok
-    return VERDICTS["compile_error"] if failed else 0
+    return VERDICTS["compile_error"] if failed else VERDICTS["cheat_suspected"] if refused else 0
 
 
 def cmd_ncu(args) -> int:
@@ -376,7 +388,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.set_defaults(func=cmd_grade)
     c = sub.add_parser("check-compile", help="compile without running (nvcc works without a GPU)")
     c.add_argument("submission", nargs="?", default=str(DEFAULT_SUBMISSION))
-    c.add_argument("--only", choices=["all", "cuda", "cpp"], default="all")
+    c.add_argument("--only", choices=["all", "cuda", "cpp", "triton"], default="all")
     c.add_argument("--config", default=str(config_mod.DEFAULT_CONFIG))
     c.set_defaults(func=cmd_check_compile)
     n = sub.add_parser("ncu", help="read Nsight Compute CSV exports: per-kernel SOL, bytes, FLOP/s, AI")

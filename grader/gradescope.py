@@ -246,7 +246,7 @@ def grade_submission(root: Path, config_path: Path, container: Container,
     premeasure_ceilings(cfg.threads or os.cpu_count() or 1)
     kills = oom_kills(cgroup)
     try:
-        result = grade(root / "submission", cfg, backend="cpu",
+        result = grade(root / "submission", cfg, backend=_cpu_backend(root / "submission"),
                        options=RunOptions(limits=limits, references=False))
     except GraderError as e:           # e.g. only _CUDA_SRC: nothing this machine can run
         return {"score": 0, "output": f"Not graded here: {e}\n\n{NO_GPU}", "output_format": "text",
@@ -352,6 +352,20 @@ def _memory(container: Container, killed: int | None = None) -> dict:
     child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss >> 10
     return {"container_mb": container.memory_mb, "from": container.memory_from, "kernel_limit_mib": container.kernel_mb,
             "judge_peak_mib": own, "largest_child_peak_mib": child, "oom_kills": killed}
+
+
+def _cpu_backend(submission: Path) -> str:
+    """cpu, or triton when the Triton source is the one written (Triton's interpreter checks
+    it on this CPU where the image has Triton, the `triton` extra; else the grade says how
+    to install it)."""
+    from .options import GraderError
+    from .parse import parse
+    from .run import choose_backend
+    sub = parse(submission)
+    try:
+        return "triton" if sub.ok and choose_backend(sub, "auto")[0] == "triton" else "cpu"
+    except GraderError:
+        return "cpu"
 
 
 def memory_failure(container: Container, started: float, reason: str, what: str, doc: dict | None = None,

@@ -288,3 +288,10 @@ def test_a_profile_of_the_triton_reference_earns_nothing():
     own = [{**records[0], "source": ""}]              # an export without digests: by the function names
     assert provenance({"triton": mine}, own) == (set(), [])
     assert ref
+
+
+def test_check_compile_checks_the_triton_allowlist(capsys):
+    from grader.cli import main
+    assert main(["check-compile", str(TRITON / "sdpa_ops.py")]) == 16
+    assert "sdpa_ops.py:12: `torch.ops`" in capsys.readouterr().out
+    assert main(["check-compile", str(REPO / "reference" / "fused.triton.py"), "--only", "triton"]) == 0
