@@ -193,10 +193,12 @@ STRICT_OPS = re.compile(r"^aten\.(_?(mm|bmm|matmul|addmm|addbmm|baddbmm|mv|dot|v
                         r"_efficient_attention\w*|_cudnn_attention\w*|convolution\w*)$")
 
 
-def audit_flags(audit: dict | None) -> list[Flag]:
+def audit_flags(audit: dict | None, every_op_strict: bool = False) -> list[Flag]:
+    """The operation audit's flags. `every_op_strict`: a Triton submission, whose torch is for
+    allocation and shapes only: any computing operation is strict, an `x * y` on the host too."""
     if not audit or not audit.get("flagged"):
         return []
-    strict = {op: n for op, n in audit["flagged"].items() if STRICT_OPS.match(op)}
+    strict = {op: n for op, n in audit["flagged"].items() if every_op_strict or STRICT_OPS.match(op)}
     other = {op: n for op, n in audit["flagged"].items() if op not in strict}
     fmt = lambda ops: ", ".join(f"{op} x{n}" for op, n in sorted(ops.items()))  # noqa: E731
     flags = []

@@ -543,7 +543,7 @@ class Judge:
         self.state["audit"] = public_audit
         if added:
             self.private["audit_hidden"] = added
-        if any(STRICT_OPS.match(op) for op in added):
+        if any(STRICT_OPS.match(op) or self.backend == "triton" for op in added):
             self.state["judge_flags"].append({"code": "dispatched_compute", "tier": "strict", "detail": (
                 "on a hidden config the kernel dispatched PyTorch compute operations (which ones, and how "
                 "often, are withheld with the hidden configs)")})

@@ -81,7 +81,8 @@ def _result(sub: Submission, cfg: Config, backend: str, reason: str, verdict: st
     profiles, notes = read_profiles(sub) if sub.ok else ((), ())
     flags = [f for src in sub.sources.values() for f in scan(src)]
     flags += [Flag(**f) for f in state.get("link_flags", [])]
-    flags += audit_flags(state.get("audit")) + state_flags(state.get("state_changes", []))
+    flags += audit_flags(state.get("audit"), every_op_strict=backend == "triton")
+    flags += state_flags(state.get("state_changes", []))
     from .config import ConfigError, load_precision
     try:
         precision = load_precision(cfg.source) if Path(cfg.source).is_file() else None

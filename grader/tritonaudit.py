@@ -136,6 +136,10 @@ class _Auditor(ast.NodeVisitor):
     def run(self) -> list[Finding]:
         for node in ast.walk(self.tree):
             self._collect(node)
+        self.jit_names = {n.name for n in self.tree.body if isinstance(n, ast.FunctionDef)
+                          and any(self._qualified(d.func if isinstance(d, ast.Call) else d) in JIT_DECORATORS
+                                  for d in n.decorator_list)}
+        self._scopes()
         self.visit(self.tree)
         seen, out = set(), []
         for f in sorted(self.findings, key=lambda f: (f.line, f.col)):
@@ -143,6 +147,37 @@ class _Auditor(ast.NodeVisitor):
                 seen.add((f.line, f.what))
                 out.append(f)
         return out
+
+    def _scopes(self) -> None:
+        """Names resolved as Python resolves them (symtable): a global a function reads must be
+        bound at the top level of the file, or be an allowed builtin. (One file-wide set of
+        bound names would accept `inspect` in a function because another function has a local
+        `inspect`, and Triton's interpreter puts its own `inspect` into the module's globals.)"""
+        import symtable
+        try:
+            top = symtable.symtable(ast.unparse(self.tree), "<triton>", "exec")
+        except (SyntaxError, ValueError, RecursionError):
+            return
+        module_level = {s.get_name() for s in top.get_symbols() if s.is_assigned() or s.is_imported()
+                        or s.is_namespace()}
+        lines = {}
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                lines.setdefault(node.id, node)
+
+        def walk(table) -> None:
+            for sym in table.get_symbols():
+                name = sym.get_name()
+                if not sym.is_referenced() or name.startswith("__") or name in FORBIDDEN_BUILTINS:
+                    continue
+                reads_global = table.get_type() == "module" and not (sym.is_assigned() or sym.is_imported()) \
+                    or sym.is_global()
+                if reads_global and name not in module_level and name not in ALLOWED_BUILTINS:
+                    self.refuse(lines.get(name, self.tree), f"`{name}` is read as a global but is not defined at "
+                                "the top level of this file (nor an allowed builtin)")
+            for child in table.get_children():
+                walk(child)
+        walk(top)
 
     def refuse(self, node: ast.AST, what: str, code: str = "triton_allowlist") -> None:
         self.findings.append(Finding(getattr(node, "lineno", 1), code, what, getattr(node, "end_col_offset", 0) or 0))
@@ -248,6 +283,10 @@ class _Auditor(ast.NodeVisitor):
         if node.id in self.aliases:
             self.refuse(node, f"the module `{node.id}` used as a value: a module may only be written "
                         f"as `{node.id}.<name>`")
+        elif node.id in getattr(self, "jit_names", ()) and not self.jit_depth and not self._launched(node):
+            self.refuse(node, f"`{node.id}` is a @triton.jit kernel: on the host it is only launched, "
+                        f"`{node.id}[grid](...)` (called as a function, Triton's interpreter runs its body as "
+                        "plain Python on torch tensors)")
         elif node.id not in self.bound and node.id not in ALLOWED_BUILTINS:
             self.refuse(node, f"`{node.id}` is neither defined in this file nor an allowed builtin")
 
@@ -257,6 +296,10 @@ class _Auditor(ast.NodeVisitor):
             self.refuse(node, f"`.{attr}`: attributes starting with _ are not allowed in a Triton submission",
                         code="torch_compute" if "attention" in attr or attr.strip("_") in COMPUTE
                         else "triton_allowlist")
+            return
+        if not isinstance(node.ctx, ast.Load):
+            self.refuse(node, f"`.{attr} = ...`: a Triton submission assigns no attribute (it would patch "
+                        "torch, Triton or the grader's objects)")
             return
         module = self._module(node.value)
         if module is not None:
@@ -272,6 +315,12 @@ class _Auditor(ast.NodeVisitor):
                 self.refuse(node, f"the module `{module}.{attr}` used as a value: write `{module}.{attr}.<name>`")
             return
         if self._root_alias(node.value):
+            base = self._dotted(node.value)
+            if self._module(node.value) is None and self._listed(node.value):
+                # an attribute of a listed member (`tl.softmax.get_capture_scope`, `torch.empty.x`):
+                # a function's or a dtype's own attributes lead back into Python; none is needed
+                self.refuse(node, f"`{base}.{attr}`: attributes of {base} are not on the Triton allowlist")
+                return
             self.visit(node.value)     # `torch.nn.functional`: said once, at `torch.nn`
             return
         allowed = JIT_ATTRS if self.jit_depth else HOST_ATTRS
@@ -293,6 +342,19 @@ class _Auditor(ast.NodeVisitor):
                 return SUBMODULES.get((base, node.attr))
         return None
 
+    def _listed(self, node: ast.Attribute) -> bool:
+        """Whether `node` (module.member) is a member on its module's list."""
+        module = self._module(node.value)
+        return module is not None and node.attr in MODULE_ATTRS.get(module, ())
+
+    def _dotted(self, node: ast.AST) -> str:
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        parts.append(getattr(node, "id", "?"))
+        return ".".join(reversed(parts))
+
     def _root_alias(self, node: ast.AST) -> bool:
         """Whether `node` is an attribute chain that starts at an imported module."""
         while isinstance(node, ast.Attribute):
@@ -311,6 +373,14 @@ class _Auditor(ast.NodeVisitor):
                         if (a.asname or a.name) == node.id:
                             return ("triton", a.name)
         return None
+
+    def _launched(self, node: ast.Name) -> bool:
+        """`kernel[grid]`: the name is the value of a subscript that is then called."""
+        parent = self._parents().get(id(node))
+        if not (isinstance(parent, ast.Subscript) and parent.value is node):
+            return False
+        call = self._parents().get(id(parent))
+        return isinstance(call, ast.Call) and call.func is parent
 
     def _is_base(self, node: ast.AST) -> bool:
         parent = self._parents().get(id(node))

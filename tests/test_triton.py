@@ -64,6 +64,20 @@ ATTACKS = {
     "a side stream": "def attention(q, k, v):\n    s = torch.cuda.Stream()\n    return q",
     "with": "def attention(q, k, v):\n    with torch.no_grad():\n        return q",
     "global rebinding a module": "def attention(q, k, v):\n    global tl\n    tl = 1\n    return q",
+    # found by a red-team pass over the first version (each ran to SDPA or to os/sys there)
+    "a listed function's own attributes": "def attention(q, k, v):\n"
+        "    b = tl.softmax.get_capture_scope()['__builtins__']\n    return b",
+    "a value laundered through an attribute store": "def attention(q, k, v):\n    triton.jit.box = q\n"
+        "    return triton.jit.box.matmul(k)",
+    "patching torch from the file": "def nothing(*a):\n    return None\ntorch.cuda.synchronize = nothing\n"
+        "def attention(q, k, v):\n    return q",
+    "augmented attribute store": "def attention(q, k, v):\n    tl.softmax.fn += 1\n    return q",
+    "a global the interpreter injects": "def unused():\n    inspect = 0\n    return inspect\n"
+        "def attention(q, k, v):\n    return inspect.currentframe()",
+    "a jit function called on the host": "@triton.jit\ndef f(q, k):\n    return q @ k\n"
+        "def attention(q, k, v):\n    return f(q, k)",
+    "a jit function passed as a value": "@triton.jit\ndef f(q):\n    pass\n"
+        "def attention(q, k, v):\n    g = f\n    return g(q)",
 }
 
 
@@ -220,6 +234,15 @@ def test_sdpa_hidden_three_ways_is_caught(grade_triton, name, flag):
     # the second net: the operation audit saw SDPA run in the checked calls
     assert "dispatched_compute" in codes or name == "sdpa_ops", codes
     assert result.verdict_without_flags in ("ok", "runtime_error")
+
+
+@needs_triton
+def test_torch_arithmetic_on_the_host_is_strict_at_run_time(grade_triton):
+    """What the syntax tree cannot refuse (`*`, `+`, pow on tensors in attention()): the
+    operation audit sees ATen compute in a checked call; in a Triton submission any is strict."""
+    result = grade_triton(TRITON / "host_arithmetic.py")
+    assert result.verdict == "cheat_suspected", result.message      # (without the flags: wrong on config 4)
+    assert "aten.mul" in result.message and not [f for f in result.flags if f["code"] == "triton_allowlist"]
 
 
 @needs_triton
