@@ -158,21 +158,28 @@ sym_storage_offset _local_scalar_dense item is_nonzero _has_compatible_shallow_c
 """.split())
 
 
+# Operations that read a tensor's values into Python (`float(x)`, `x.item()`): harmless in
+# C++ glue, but in a Triton submission they are how attention is computed in plain Python
+# on the host, elementwise, with no computing ATen operation (grader/tritonaudit.py).
+VALUE_READS = frozenset({"_local_scalar_dense", "item", "is_nonzero"})
+
+
 class OpAudit:
     """Count the non-allowed ATen operations dispatched inside `call(...)`."""
 
-    def __init__(self):
+    def __init__(self, allowed: frozenset = ALLOWED_OPS):
         self.flagged: dict[str, int] = {}
         self.calls = 0
+        self.allowed = allowed
 
     def call(self, kernel, *args):
         from torch.utils._python_dispatch import TorchDispatchMode
-        flagged = self.flagged
+        flagged, allowed = self.flagged, self.allowed
 
         class _Mode(TorchDispatchMode):
             def __torch_dispatch__(self, func, types, args=(), kwargs=None):
                 name = func.overloadpacket.__name__
-                if name not in ALLOWED_OPS:
+                if name not in allowed:
                     key = str(func.overloadpacket)
                     flagged[key] = flagged.get(key, 0) + 1
                 return func(*args, **(kwargs or {}))

@@ -70,6 +70,10 @@ class Judge:
         self.device = device_of(backend)
         # a Triton kernel without a GPU runs in Triton's interpreter: checked, never timed
         self.interpreter = backend == "triton" and self.device == "cpu"
+        # Triton compiles a kernel on its first launch at each new specialisation (and an
+        # autotuned one times its configs then): inside a checked or benchmark call, so those
+        # calls get this much longer on a GPU
+        self.jit_s = TRITON_JIT_S if backend == "triton" and self.device == "cuda" else 0.0
         self.state: dict = {"checks": [], "bench": [], "stage_seconds": {}, "link_flags": [], "judge_flags": []}
         self.private: dict = {"hidden_checks": []}
         self.verdict: str | None = None
@@ -368,7 +372,7 @@ class Judge:
             payload = b"".join(t.numpy().tobytes() for t in (q, k, v))
             try:
                 reply, data = self.child.request({"op": "call", "shape": shape.as_dict()}, payload,
-                                                 timeout=self.cfg.timeout_check, max_payload=q.numel() * 4)
+                                                 timeout=self.cfg.timeout_check + self.jit_s, max_payload=q.numel() * 4)
                 reply = self._expect(reply)
             except ChildFailed as failed:
                 result = _crashed_check(name, shape, hidden, failed)
@@ -699,7 +703,7 @@ class Judge:
         t0 = time.monotonic()
         reply, data = child.request({"op": "bench", "shape": shape.as_dict(), "nonce": rng.getrandbits(62),
                                      "kernels": kernels, "canaries": [{"slot": s} for s in picked]},
-                                    payload, timeout=self.cfg.timeout_bench, max_payload=size * len(picked))
+                                    payload, timeout=self.cfg.timeout_bench + self.jit_s, max_payload=size * len(picked))
         wall = time.monotonic() - t0
         reply = self._expect(reply)
         self.state["audit"] = reply.get("audit") if isinstance(reply.get("audit"), dict) else {}
@@ -1130,6 +1134,7 @@ def _timing_description(device: str, cfg: Config, threads: int) -> dict:
 
 
 SOURCE_KIND = {"cpu": "cpp", "cuda": "cuda", "triton": "triton"}
+TRITON_JIT_S = 60.0
 NOT_TIMED_IN_INTERPRETER = ("correct on every config (not timed: without a GPU, Triton's interpreter runs "
                             "the kernel in NumPy on the CPU, one program at a time, thousands of times "
                             "slower than the compiled kernel, so its time says nothing about yours; "

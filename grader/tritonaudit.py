@@ -15,9 +15,15 @@ judge) and accepts only what is listed here. Everything else is a strict flag
 - on anything else (a tensor, a shape) only the listed attributes: shapes, strides,
   views, allocation (`q.stride(2)`, `q.new_empty(...)`), and inside an `@triton.jit`
   function the Triton tensor's methods (`x.to(tl.float32)`, `s.max(axis=1)`);
-- no name or attribute that starts with `_` (dunders, privates), no builtin outside a
-  short list (no `getattr`, `eval`, `exec`, `open`, `globals`, `type`, ...), no name the
-  file does not bind, no class, `global`, `with`, `del`, `async` or generator;
+- no attribute that starts with `_`, no name that starts with `__`, no builtin outside a
+  short list (no `getattr`, `eval`, `exec`, `open`, `globals`, `type`, ...); a global a
+  function reads is bound by a statement at the top level of the file (not under an `if`:
+  Triton's interpreter fills missing globals with its own); no class, `global`, `with`,
+  `del`, `async` or generator; no attribute is assigned;
+- imports at the top level only, one module per name, never rebound (`from triton import
+  jit` too);
+- no string with a line that starts with `def` or `@` (Triton re-reads a kernel's source
+  from the file: such a string could become the kernel);
 - decorators only `triton.jit`, `triton.autotune(...)`, `triton.heuristics(...)`;
 - no `@` on the host (a torch matmul); in a jit function `@` is Triton's `tl.dot`.
 
@@ -130,6 +136,7 @@ class _Auditor(ast.NodeVisitor):
         self.tree = tree
         self.findings: list[Finding] = []
         self.aliases: dict[str, str] = {}       # name -> module it is bound to by an import
+        self.imported: dict[str, tuple] = {}    # name -> (module, name) of a `from ... import`
         self.bound: set[str] = set()            # every name the file binds anywhere
         self.jit_depth = 0
 
@@ -158,8 +165,16 @@ class _Auditor(ast.NodeVisitor):
             top = symtable.symtable(ast.unparse(self.tree), "<triton>", "exec")
         except (SyntaxError, ValueError, RecursionError):
             return
-        module_level = {s.get_name() for s in top.get_symbols() if s.is_assigned() or s.is_imported()
-                        or s.is_namespace()}
+        # bound at the top level: by a statement directly in the file's body, which runs whenever
+        # the file is loaded (not one under `if False:`, a `for`, a `try`: a name they leave unbound
+        # would be filled by Triton's interpreter with its own globals: np, inspect, _patch_attr)
+        module_level = set(self.aliases) | set(self.imported)
+        for stmt in self.tree.body:
+            if isinstance(stmt, ast.FunctionDef):
+                module_level.add(stmt.name)
+            elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and (not isinstance(stmt, ast.AnnAssign) or stmt.value):
+                for target in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]):
+                    module_level |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
         lines = {}
         for node in ast.walk(self.tree):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
@@ -170,8 +185,7 @@ class _Auditor(ast.NodeVisitor):
                 name = sym.get_name()
                 if not sym.is_referenced() or name.startswith("__") or name in FORBIDDEN_BUILTINS:
                     continue
-                reads_global = table.get_type() == "module" and not (sym.is_assigned() or sym.is_imported()) \
-                    or sym.is_global()
+                reads_global = table.get_type() == "module" or sym.is_global()
                 if reads_global and name not in module_level and name not in ALLOWED_BUILTINS:
                     self.refuse(lines.get(name, self.tree), f"`{name}` is read as a global but is not defined at "
                                 "the top level of this file (nor an allowed builtin)")
@@ -183,20 +197,27 @@ class _Auditor(ast.NodeVisitor):
         self.findings.append(Finding(getattr(node, "lineno", 1), code, what, getattr(node, "end_col_offset", 0) or 0))
 
     # -- names the file binds --------------------------------------------------------------
+    def _alias(self, node: ast.AST, name: str, module: str) -> None:
+        if self.aliases.get(name, module) != module:
+            self.refuse(node, f"`{name}` is imported as two modules ({self.aliases[name]}, {module}): one "
+                        "name, one module")
+        self.aliases[name] = module
+
     def _collect(self, node: ast.AST) -> None:
         if isinstance(node, ast.Import):
             for a in node.names:
                 if a.asname:
-                    self.aliases[a.asname] = a.name
+                    self._alias(node, a.asname, a.name)
                 else:
-                    self.aliases[a.name.split(".")[0]] = a.name.split(".")[0]
+                    self._alias(node, a.name.split(".")[0], a.name.split(".")[0])
         elif isinstance(node, ast.ImportFrom) and node.module in FROM_IMPORTS and not node.level:
             for a in node.names:
                 name = a.asname or a.name
                 if (node.module, a.name) in SUBMODULES:
-                    self.aliases[name] = SUBMODULES[(node.module, a.name)]
+                    self._alias(node, name, SUBMODULES[(node.module, a.name)])
                 else:
                     self.bound.add(name)
+                    self.imported[name] = (node.module, a.name)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             self.bound.add(node.name)
         elif isinstance(node, ast.arg):
@@ -214,13 +235,22 @@ class _Auditor(ast.NodeVisitor):
             return
         super().generic_visit(node)
 
+    def _top_level(self, node: ast.AST) -> bool:
+        return any(node is stmt for stmt in self.tree.body)
+
     def visit_Import(self, node: ast.Import) -> None:
+        if not self._top_level(node):
+            self.refuse(node, "an import inside a function, an `if` or a `try`: imports go at the top level "
+                        "of the file, unconditionally")
         for a in node.names:
             if a.name not in MODULES:
                 self.refuse(node, f"`import {a.name}`: a Triton submission imports only torch, triton, "
                             "triton.language and math")
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if not self._top_level(node):
+            self.refuse(node, "an import inside a function, an `if` or a `try`: imports go at the top level "
+                        "of the file, unconditionally")
         allowed = FROM_IMPORTS.get(node.module or "") if not node.level else None
         for a in node.names:
             if allowed is None or a.name not in allowed:
@@ -253,6 +283,21 @@ class _Auditor(ast.NodeVisitor):
             self.visit(stmt)
         self.jit_depth -= jit
 
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+        if node.name:
+            self._name(node, node.name, store=True)
+        super().generic_visit(node)
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        """A string holding a line that starts with `def` or `@`: Triton reads a kernel's source
+        again from the file, cut at a `def` line (the interpreter at the last one), so such a
+        string would become the kernel the judge did not read."""
+        if isinstance(node.value, (str, bytes)):
+            text = node.value.decode("latin-1") if isinstance(node.value, bytes) else node.value
+            if any(line.lstrip().startswith(("def ", "def\t", "@", "async ")) for line in text.splitlines()[1:]):
+                self.refuse(node, "a string with a line that starts with `def` or `@`: Triton re-reads kernels "
+                            "from the file's lines, so it could become a kernel no one audited")
+
     def visit_Lambda(self, node: ast.Lambda) -> None:
         for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs:
             self._name(a, a.arg, store=True)
@@ -274,6 +319,8 @@ class _Auditor(ast.NodeVisitor):
                         "allowlist refuses)")
         elif store and name in self.aliases:
             self.refuse(node, f"`{name}` names a module imported here: it cannot be rebound")
+        elif store and name in self.imported:
+            self.refuse(node, f"`{name}` is imported from {self.imported[name][0]}: it cannot be rebound")
 
     def visit_Name(self, node: ast.Name) -> None:
         store = not isinstance(node.ctx, ast.Load)
@@ -366,12 +413,8 @@ class _Auditor(ast.NodeVisitor):
         if isinstance(node, ast.Attribute):
             module = self._module(node.value)
             return (module, node.attr) if module else None
-        if isinstance(node, ast.Name) and node.id in self.bound:
-            for stmt in ast.walk(self.tree):
-                if isinstance(stmt, ast.ImportFrom) and stmt.module == "triton" and not stmt.level:
-                    for a in stmt.names:
-                        if (a.asname or a.name) == node.id:
-                            return ("triton", a.name)
+        if isinstance(node, ast.Name) and node.id in self.imported:
+            return self.imported[node.id]
         return None
 
     def _launched(self, node: ast.Name) -> bool:

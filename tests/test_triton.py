@@ -76,6 +76,20 @@ ATTACKS = {
         "def attention(q, k, v):\n    return inspect.currentframe()",
     "a jit function called on the host": "@triton.jit\ndef f(q, k):\n    return q @ k\n"
         "def attention(q, k, v):\n    return f(q, k)",
+    # the second pass: strings that Triton re-reads as kernels, names the interpreter fills in,
+    # import order, rebound imports
+    "a kernel hidden in a string": '@triton.jit\ndef kern(O):\n    doc = """\ndef kern(O):\n    import os\n"""\n'
+        "    tl.store(O, 1.0)\ndef attention(q, k, v):\n    return q",
+    "a kernel hidden in a decorator's string": '@triton.jit(repr="""\ndef kern(O):\n    pass""")\ndef kern(O):\n'
+        "    tl.store(O, 1.0)\ndef attention(q, k, v):\n    return q",
+    "a global bound only under if False": "if False:\n    np = None\n@triton.jit\ndef k(O):\n    np.ravel(O)\n"
+        "def attention(q, k, v):\n    return q",
+    "a global bound only in a for": "for inspect in ():\n    pass\ndef attention(q, k, v):\n    return inspect",
+    "one name, two modules": "import torch as tl2\nimport triton.language as tl2\ndef attention(q, k, v):\n    return q",
+    "an import under if": "if False:\n    import torch as tl\ndef attention(q, k, v):\n    return q",
+    "a from-import rebound": "from triton import jit\njit = lambda f: {0: f}\ndef attention(q, k, v):\n    return q",
+    "except as a module name": "def attention(q, k, v):\n    try:\n        pass\n    except Exception as torch:\n"
+        "        pass\n    return q",
     "a jit function passed as a value": "@triton.jit\ndef f(q):\n    pass\n"
         "def attention(q, k, v):\n    g = f\n    return g(q)",
 }
@@ -318,3 +332,18 @@ def test_check_compile_checks_the_triton_allowlist(capsys):
     assert main(["check-compile", str(TRITON / "sdpa_ops.py")]) == 16
     assert "sdpa_ops.py:12: `torch.ops`" in capsys.readouterr().out
     assert main(["check-compile", str(REPO / "reference" / "fused.triton.py"), "--only", "triton"]) == 0
+
+
+def test_reading_tensor_values_into_python_is_torch_work_in_a_triton_submission():
+    """Attention in plain Python on the host (float(x) of every element, loops): no computing
+    ATen operation, only value reads, which a Triton submission's audit counts, strictly."""
+    import torch
+
+    from grader.integrity import ALLOWED_OPS, VALUE_READS, OpAudit, audit_flags
+    audit = OpAudit(ALLOWED_OPS - VALUE_READS)
+    audit.call(lambda q: torch.full((1,), float(q[0, 0]) * 2.0), torch.ones(2, 2))
+    assert "aten._local_scalar_dense" in str(audit.flagged)
+    assert [f.tier for f in audit_flags(audit.as_dict(), every_op_strict=True)] == ["strict"]
+    lenient = OpAudit()                     # C++ and CUDA glue: as before
+    lenient.call(lambda q: torch.full((1,), float(q[0, 0])), torch.ones(2, 2))
+    assert lenient.flagged == {}
