@@ -347,3 +347,23 @@ def test_reading_tensor_values_into_python_is_torch_work_in_a_triton_submission(
     lenient = OpAudit()                     # C++ and CUDA glue: as before
     lenient.call(lambda q: torch.full((1,), float(q[0, 0])), torch.ones(2, 2))
     assert lenient.flagged == {}
+
+
+def test_a_real_triton_export_reads_with_its_kernels_and_provenance():
+    """Nsight Compute on the H100 (tests/fixtures/ncu/README.md): the Triton kernels keep their
+    function names, both caches read, and the digest is the Triton reference's."""
+    from grader.evidence import provenance
+    from grader.ncu import read_files
+    fixtures = REPO / "tests" / "fixtures" / "ncu"
+    cold = read_files([fixtures / "triton_h100_details.csv", fixtures / "triton_h100_raw.csv"])
+    warm = read_files([fixtures / "triton_h100_warm_details.csv", fixtures / "triton_h100_warm_raw.csv"])
+    names = {(p.nvtx.rsplit("_S", 1)[0], p.kernel) for p in cold}
+    assert names == {("student", "_attention"), ("fused", "_attention"), ("naive", "_scores"),
+                     ("naive", "_softmax"), ("naive", "_pv")}
+    assert {p.cache for p in cold} == {"cold"} and {p.cache for p in warm} == {"warm"}
+    assert all(p.duration_us and p.duration_us > 0 for p in cold + warm)
+    ref = parse(REPO / "reference" / "fused.triton.py").sources["triton"]
+    assert {p.source for p in cold if p.nvtx.startswith("student")} == {ref.digest}
+    records = [{**p.to_json(), "profile": "after"} for p in cold]
+    bad, problems = provenance({"triton": parse(TRITON / "missing_scale.py").sources["triton"].text}, records)
+    assert bad == {"after"} and "fused.triton.py" in problems[0]     # the course's own kernel: earns nothing
