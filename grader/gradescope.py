@@ -361,11 +361,16 @@ def _cpu_backend(submission: Path) -> str:
     from .options import GraderError
     from .parse import parse
     from .run import choose_backend
+    import importlib.util
     sub = parse(submission)
     try:
-        return "triton" if sub.ok and choose_backend(sub, "auto")[0] == "triton" else "cpu"
+        triton = sub.ok and choose_backend(sub, "auto")[0] == "triton"
     except GraderError:
         return "cpu"
+    if triton and importlib.util.find_spec("triton") is None:
+        raise GraderError("your _TRITON_SRC is the source written, and this autograder's image has no Triton "
+                          "to check it with (the course builds it with the `triton` extra to grade Triton here)")
+    return "triton" if triton else "cpu"
 
 
 def memory_failure(container: Container, started: float, reason: str, what: str, doc: dict | None = None,

@@ -433,7 +433,7 @@ class Judge:
         raised or the child failed (a fresh child then, for the configs after it)."""
         try:
             reply, data = self.child.request({"op": "call", "shape": shape.as_dict(), "poison": poison}, payload,
-                                             timeout=self.cfg.timeout_check,
+                                             timeout=self.cfg.timeout_check + self.jit_s,
                                              max_payload=shape.B * shape.H * shape.S * shape.D * 4)
         except ChildFailed:
             self._fresh_child()     # the verdict stands; the configs after it need a child

@@ -11,9 +11,11 @@ stream and duration. The judge (`judge_launches`) sorts them:
   is `fused`);
 - **allocation**: ATen's fill and copy kernels (`torch::zeros`, `.contiguous()`), which a
   kernel's allocation may launch;
-- **foreign**: everything else. A kernel of a library's family (ATen's compute, cuBLAS,
-  CUTLASS, cuDNN, flash or memory-efficient attention, softmax, gemm) is strict
-  `foreign_kernel`; any other name is `unknown_kernel` for a person to review.
+- **foreign**: a kernel of a library's attention work (cuBLAS, CUTLASS, cuDNN, gemm, flash
+  or memory-efficient attention, softmax, reductions, exp) is strict `foreign_kernel`;
+  ATen's other kernels (an elementwise `q * scale` in the glue) are the warning
+  `aten_kernels`, as the operation audit makes the same operation; any other name is
+  `unknown_kernel` for a person to review.
 
 A checked call that launched no kernel of its own is `no_own_kernel` (review: the output
 came from somewhere else: the host, a copy); kernels on more than one stream are
@@ -34,8 +36,12 @@ MAX_KERNELS = 400           # kernel records kept per call (a kernel launching t
 
 ALLOCATION = re.compile(r"FillFunctor|direct_copy_kernel|copy_device_to_device|CatArrayBatchedCopy|"
                         r"fill_kernel|zero_kernel")
-FAMILIES = re.compile(r"(?i)at::native::|at::cuda::|cublas|cutlass|cudnn|gemm|xmma|flash|fmha|attention|"
-                      r"softmax|reduce_kernel|\bsm\d{2,3}_|ampere_|volta_|turing_|hopper_|magma|mkl")
+# attention's own work in a library: products, softmax, its exponential and reductions, the SDPA kernels
+FAMILIES = re.compile(r"(?i)cublas|cutlass|cudnn|gemm|gemv|xmma|flash|fmha|attention|softmax|reduce_kernel|"
+                      r"exp_kernel|\bexp\w*Functor|bmm|matmul|\bsm\d{2,3}_|ampere_|volta_|turing_|hopper_|magma")
+# ATen's other kernels (an elementwise `q * scale` in the C++ glue): a warning, as the operation
+# audit makes the same dispatched operation (a Triton submission's are strict there)
+ATEN = re.compile(r"at::native::|at::cuda::")
 
 
 # ---- in the child ------------------------------------------------------------------------------
@@ -129,12 +135,14 @@ def base_name(kernel: str) -> str:
 
 
 def classify(name: str, own: frozenset) -> str:
-    """own, allocation, foreign (a library's family) or unknown."""
+    """own, allocation, foreign (a library's attention work), aten (ATen's other kernels) or unknown."""
     if base_name(name) in own:
         return "own"
     if ALLOCATION.search(name):
         return "allocation"
-    return "foreign" if FAMILIES.search(name) else "unknown"
+    if FAMILIES.search(name):
+        return "foreign"
+    return "aten" if ATEN.search(name) else "unknown"
 
 
 def summarise(calls: list[dict], own: frozenset) -> dict:
@@ -175,6 +183,10 @@ def launch_flags(summary: dict, hidden: bool = False) -> list[dict]:
         flags.append({"code": "foreign_kernel", "tier": "strict", "detail": (
             f"{where} the kernel launched GPU kernels of a library, not its own"
             + ("" if hidden else f": {names('foreign')}") + " (grader/launches.py)")})
+    if any(e["class"] == "aten" for e in summary["kernels"].values()):
+        flags.append({"code": "aten_kernels", "tier": "warning", "detail": (
+            f"{where} the kernel launched ATen's kernels besides its own (work done outside the kernel)"
+            + ("" if hidden else f": {names('aten')}"))})
     if unknown:
         flags.append({"code": "unknown_kernel", "tier": "review", "detail": (
             f"{where} the kernel launched GPU kernels that are not defined in its source"

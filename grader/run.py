@@ -79,7 +79,9 @@ def _result(sub: Submission, cfg: Config, backend: str, reason: str, verdict: st
     from .integrity import REVIEW, STRICT, Flag, audit_flags, floor_flags, scan, speed_flags, state_flags
     state = state or {}
     profiles, notes = read_profiles(sub) if sub.ok else ((), ())
-    flags = [f for src in sub.sources.values() for f in scan(src)]
+    # a Triton source is audited when it is the one graded: a draft beside a graded C++/CUDA
+    # kernel never runs, so its allowlist findings are not this grade's
+    flags = [f for src in sub.sources.values() if src.kind != "triton" or backend == "triton" for f in scan(src)]
     flags += [Flag(**f) for f in state.get("link_flags", [])]
     flags += audit_flags(state.get("audit"), every_op_strict=backend == "triton")
     flags += state_flags(state.get("state_changes", []))

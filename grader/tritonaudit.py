@@ -42,12 +42,16 @@ MODULES = {"torch", "triton", "triton.language", "math"}
 
 # attribute -> the module it is, for attributes that are modules themselves
 SUBMODULES = {("triton", "language"): "triton.language", ("torch", "cuda"): "torch.cuda",
-              ("triton.language", "math"): "triton.language.math"}
+              ("triton.language", "math"): "triton.language.math",
+              ("triton.language", "extra"): "triton.language.extra",
+              ("triton.language.extra", "cuda"): "triton.language.extra.cuda",
+              ("triton.language.extra", "libdevice"): "libdevice",
+              ("triton.language.extra.cuda", "libdevice"): "libdevice"}
 
 MODULE_ATTRS = {
     "torch": frozenset("""
         empty empty_like empty_strided zeros zeros_like full full_like float32 float16 bfloat16
-        float64 float int8 int16 int32 int64 uint8 bool long int device Size finfo iinfo cuda
+        float64 float int8 int16 int32 int64 uint8 bool long int device Size finfo iinfo cuda Tensor dtype
     """.split()),
     "torch.cuda": frozenset("""
         current_device device_count get_device_capability get_device_properties is_available synchronize
@@ -71,21 +75,33 @@ MODULE_ATTRS = {
         maximum minimum max min
     """.split()),
     "math": frozenset("sqrt log log2 exp e pi inf ceil floor isqrt gcd prod".split()),
+    "triton.language.extra": frozenset({"cuda", "libdevice"}),
+    "triton.language.extra.cuda": frozenset({"libdevice"}),
+    # libdevice: CUDA's math library as device functions (tl.extra.cuda.libdevice.exp2 ...)
+    "libdevice": frozenset("""
+        exp exp2 exp10 expm1 log log2 log10 log1p sqrt rsqrt cbrt fast_expf fast_exp2f fast_logf
+        fast_log2f fast_dividef div_rn div_rz div_rd div_ru rcp_rn fma fmaf fmax fmin fabs abs floor
+        ceil trunc round rint nearbyint pow powf tanh sinh cosh sin cos tan erf erfc isnan isinf
+        signbit copysign max min mul24 umulhi saturatef
+    """.split()),
 }
 
 # the same, after `from triton import X` / `from math import X`
-FROM_IMPORTS = {"triton": MODULE_ATTRS["triton"], "math": MODULE_ATTRS["math"]}
+FROM_IMPORTS = {"triton": MODULE_ATTRS["triton"], "math": MODULE_ATTRS["math"],
+                "__future__": frozenset({"annotations"}), "triton.language.extra": frozenset({"libdevice"}),
+                "triton.language.extra.cuda": frozenset({"libdevice"})}
 
 # attributes of values (tensors, shapes, devices) on the host: metadata, views, allocation
 HOST_ATTRS = frozenset("""
     shape stride size dtype device numel dim ndim is_contiguous contiguous is_cuda element_size
     data_ptr new_empty new_zeros view reshape permute transpose flatten unsqueeze squeeze index
-    multi_processor_count
+    multi_processor_count to float type get_device eps tiny min max bits
+    append extend items keys values get kwargs num_warps num_stages
 """.split())
 # and inside an @triton.jit function, a Triton tensor's methods (device code)
 JIT_ATTRS = HOST_ATTRS | frozenset("""
     to T trans sum max min argmax argmin cumsum cumprod split ravel sort flip reduce broadcast_to
-    expand_dims exp exp2 log log2 sqrt abs value
+    expand_dims exp exp2 log log2 sqrt abs value element_ty type load store
 """.split())
 
 ALLOWED_BUILTINS = frozenset("""
@@ -126,9 +142,13 @@ def audit(text: str) -> list[Finding]:
     """Every construct of a Triton source that is off the allowlist (empty: it may run)."""
     try:
         tree = ast.parse(text)
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []           # the judge reports the syntax error itself, with its line
-    return _Auditor(tree).run()
+    try:
+        return _Auditor(tree).run()
+    except (RecursionError, MemoryError):
+        return [Finding(1, "triton_allowlist", "the source is nested too deeply to be audited (a very long "
+                        "expression or deep nesting): split it")]
 
 
 class _Auditor(ast.NodeVisitor):
@@ -163,7 +183,9 @@ class _Auditor(ast.NodeVisitor):
         import symtable
         try:
             top = symtable.symtable(ast.unparse(self.tree), "<triton>", "exec")
-        except (SyntaxError, ValueError, RecursionError):
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            self.refuse(self.tree, "the names of this source could not be resolved by scope (nested too "
+                        "deeply?): split it")
             return
         # bound at the top level: by a statement directly in the file's body, which runs whenever
         # the file is loaded (not one under `if False:`, a `for`, a `try`: a name they leave unbound
@@ -175,10 +197,15 @@ class _Auditor(ast.NodeVisitor):
             elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and (not isinstance(stmt, ast.AnnAssign) or stmt.value):
                 for target in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]):
                     module_level |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
-        lines = {}
+        loads: dict = {}
         for node in ast.walk(self.tree):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                lines.setdefault(node.id, node)
+                loads.setdefault(node.id, []).append(node)
+
+        def where(name: str, table):
+            here = sorted(loads.get(name, []), key=lambda n: n.lineno)
+            inside = [n for n in here if n.lineno >= table.get_lineno()]
+            return (inside or here or [self.tree])[0]
 
         def walk(table) -> None:
             for sym in table.get_symbols():
@@ -187,8 +214,10 @@ class _Auditor(ast.NodeVisitor):
                     continue
                 reads_global = table.get_type() == "module" or sym.is_global()
                 if reads_global and name not in module_level and name not in ALLOWED_BUILTINS:
-                    self.refuse(lines.get(name, self.tree), f"`{name}` is read as a global but is not defined at "
-                                "the top level of this file (nor an allowed builtin)")
+                    self.refuse(where(name, table), f"`{name}` is read as a global but no plain statement at the "
+                                "top level of this file binds it (a name bound only under an `if`, a `for` or a "
+                                "`try` does not count: bind it with an assignment first), nor is it an allowed "
+                                "builtin")
             for child in table.get_children():
                 walk(child)
         walk(top)
@@ -294,9 +323,9 @@ class _Auditor(ast.NodeVisitor):
         string would become the kernel the judge did not read."""
         if isinstance(node.value, (str, bytes)):
             text = node.value.decode("latin-1") if isinstance(node.value, bytes) else node.value
-            if any(line.lstrip().startswith(("def ", "def\t", "@", "async ")) for line in text.splitlines()[1:]):
-                self.refuse(node, "a string with a line that starts with `def` or `@`: Triton re-reads kernels "
-                            "from the file's lines, so it could become a kernel no one audited")
+            if any(line.lstrip().startswith(("def ", "def\t", "async def")) for line in text.splitlines()[1:]):
+                self.refuse(node, "a string with a line that starts with `def`: Triton re-reads kernels from the "
+                            "file's lines, so it could become a kernel no one audited")
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
         for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs:
@@ -312,6 +341,8 @@ class _Auditor(ast.NodeVisitor):
 
     # -- names and attributes ----------------------------------------------------------------
     def _name(self, node: ast.AST, name: str, store: bool) -> None:
+        if name == "__name__" and not store:
+            return                                   # `if __name__ == "__main__":` (never true in the grader)
         if name.startswith("_") and name.startswith("__"):
             self.refuse(node, f"`{name}`: names starting with __ are not allowed in a Triton submission")
         elif name in FORBIDDEN_BUILTINS:

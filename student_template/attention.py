@@ -57,6 +57,7 @@ def _attention_kernel(q, k, v, out, S, D: tl.constexpr, scale, BLOCK: tl.constex
 def attention(q, k, v):
     # q, k, v: float32, contiguous, (B, H, S, D), on the GPU (or the CPU in Triton's
     # interpreter). Allocate with torch.empty_like(q); torch is for allocation and
-    # shapes only: the computing happens in your Triton kernels.
+    # shapes only: the computing happens in your Triton kernels. (Inside this r-string,
+    # write docstrings with three single quotes or use comments: three double quotes end it.)
     raise NotImplementedError("attention: not implemented yet (write your kernel in _TRITON_SRC)")
 """

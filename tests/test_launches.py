@@ -17,6 +17,8 @@ COPY = ("void at::native::elementwise_kernel<128, 2, at::native::gpu_kernel_impl
 SDPA = ("fmha_cutlassF_f32_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel<float, cutlass::arch::Sm80, true, "
         "64, 64, 64, true, true>::Params)")
 GEMM = "sm90_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128x32_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas"
+MUL = ("void at::native::vectorized_elementwise_kernel<4, at::native::BinaryFunctor<float, float, float, "
+       "at::native::binary_internal::MulFunctor<float> >, std::array<char*, 3ul> >(int, ...)")
 SOFTMAX = "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float, at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(float*, float const*, int)"
 
 
@@ -34,8 +36,13 @@ def test_a_launch_is_sorted_by_its_base_name():
     assert base_name(OWN_FUSED) == "fused_attention_kernel"
     assert base_name("_attention") == "_attention"
     own = frozenset({"fused_attention_kernel"})
-    assert [classify(n, own) for n in (OWN_FUSED, FILL, COPY, SDPA, GEMM, SOFTMAX, "mystery_kernel(int)")] == [
-        "own", "allocation", "allocation", "foreign", "foreign", "foreign", "unknown"]
+    assert [classify(n, own) for n in (OWN_FUSED, FILL, COPY, SDPA, GEMM, SOFTMAX, MUL, "mystery_kernel(int)")] == [
+        "own", "allocation", "allocation", "foreign", "foreign", "foreign", "aten", "unknown"]
+
+
+def test_an_elementwise_aten_kernel_in_the_glue_is_a_warning_as_in_the_operation_audit():
+    flags = launch_flags(summarise([_call(OWN_FUSED, MUL)], frozenset({"fused_attention_kernel"})))
+    assert [(f["code"], f["tier"]) for f in flags] == [("aten_kernels", "warning")]
 
 
 def _call(*names, stream=7):

@@ -367,3 +367,75 @@ def test_a_real_triton_export_reads_with_its_kernels_and_provenance():
     records = [{**p.to_json(), "profile": "after"} for p in cold]
     bad, problems = provenance({"triton": parse(TRITON / "missing_scale.py").sources["triton"].text}, records)
     assert bad == {"after"} and "fused.triton.py" in problems[0]     # the course's own kernel: earns nothing
+
+
+IDIOMS = """from __future__ import annotations
+import math
+import torch
+import triton
+import triton.language as tl
+from triton.language.extra import libdevice
+
+CONFIGS = [triton.Config({"BLOCK": b}, num_warps=4) for b in (32, 64)]
+
+
+def prune(configs, named_args, **kwargs):
+    return [c for c in configs if c.kwargs["BLOCK"] <= 64]
+
+
+@triton.autotune(configs=CONFIGS, key=["S"], prune_configs_by={"early_config_prune": prune})
+@triton.jit
+def _k(Out, S, BLOCK: tl.constexpr):
+    '''Docstring
+    @ with a line like this
+    '''
+    r = tl.arange(0, BLOCK)
+    x = tl.load(Out + r, mask=r < S, other=0.0)
+    y = tl.extra.cuda.libdevice.exp2(x) + libdevice.exp(x) + tl.math.exp2(x)
+    tl.store(Out + r, y.to(Out.dtype.element_ty), mask=r < S)
+
+
+def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    '''The host side.'''
+    B, H, S, D = q.shape
+    assert q.device.type == "cuda" or q.get_device() == -1
+    out = torch.empty_like(q).to(q.dtype).float()
+    lo = torch.finfo(q.dtype).min
+    sizes = []
+    sizes.append(S)
+    _k[(1,)](out, S)
+    return out
+
+
+if __name__ == "__main__":
+    print("self test")
+"""
+
+
+def test_idioms_of_the_tutorials_and_of_honest_students_are_allowed():
+    """False positives a review found in the first allowlist (each made an honest kernel
+    cheat_suspected): type hints, __future__, libdevice, Out.dtype.element_ty, .to/.float, finfo,
+    device.type, list.append, Config.kwargs in a prune function, `if __name__`, an `@` line in a
+    docstring."""
+    assert audit(IDIOMS) == []
+
+
+def test_a_source_too_deep_to_audit_is_refused_not_a_crash():
+    from grader.judge import triton_problem
+    deep = HEAD + "def attention(q, k, v):\n    x = " + "+".join(["1"] * 600) + "\n    return q\n"
+    assert [f.code for f in audit(deep)] == ["triton_allowlist"]       # Python parses it; the audit cannot
+    deeper = deep.replace("+".join(["1"] * 600), "+".join(["1"] * 5000))
+    src = parse_python('_TRITON_SRC = r"""\n' + deeper + '"""\n', REPO / "deep.py", "deep").sources["triton"]
+    assert "cannot be compiled" in triton_problem(src)                  # Python cannot: a compile_error
+
+
+@needs_triton
+def test_a_triton_draft_beside_a_graded_cpp_kernel_is_not_this_grades(cfg, tmp_path):
+    """The Triton source is audited when it is the one graded; a half-written draft beside a
+    C++ kernel graded on the CPU never runs and flags nothing."""
+    text = (SUBMISSIONS / "correct" / "scalar_loop.py").read_text()
+    sub = tmp_path / "both.py"
+    sub.write_text(text + '\n_TRITON_SRC = r"""\nimport os\ndef attention(q, k, v):\n    return q\n"""\n')
+    result = grade(sub, cfg, backend="cpu", bench=False)
+    assert result.verdict == "ok" and not [f for f in result.flags if f["code"].startswith(("triton", "torch_"))]
+    assert grade(sub, cfg, backend="triton", bench=False).verdict == "cheat_suspected"

@@ -272,7 +272,8 @@ class Batch:
             except Exception as err:  # noqa: BLE001 - a bad zip, GraderError: this student's problem
                 error = str(err)
             if error is None:
-                key = submission_key(source, self.cfg, backend)
+                from ..judge import device_of        # triton: the GPU or its interpreter, graded apart
+                key = submission_key(source, self.cfg, backend if backend != "triton" else f"triton-{device_of(backend)}")
             else:
                 try:       # never read (or follow) what could not be staged: its lstat is the key
                     st = os.lstat(e.path)
