@@ -196,7 +196,12 @@ phases=${*:-setup system grade tests}
 # tier's baseline build under nvcc), 168 warm; test_gpu 248 (27 tests), grade 24 warm.
 # (2026-11-25, third session, H100): grade 73 cold, noisy 150 (the hammer throttles the SM clock
 # to 1365 MHz: every request discarded until the 10 s cap, three times a size), fidelity 175
-# (5 grades, five requests a size), test_gpu 229 (25 tests). So a session
+# (5 grades, five requests a size), test_gpu 229 (25 tests). (2026-11-25, fourth session, H100,
+# Triton 3.6): triton 268-373 (grades of both Triton references, the Triton class batch-graded
+# on GPU 0 with the sandbox, bench_reference with the Triton references), tprofile 167 (cold and
+# warm), test_triton 128 (2 GPU tests: each compiles and autotunes), test_gpu 271 (25 tests,
+# with the launch observation), test_third_party 301 (7 GPU entries), redteam
+# ONLY='^(gpu_|dispatcher|triton)' 196. So a session
 # runs it as seven calls, back to back (a warm machine keeps the build cache; it goes back
 # after 30 s idle and after 30 minutes held; about 55 minutes held in all, two machines):
 #   TESTS="tests/test_third_party.py tests/test_gpu.py" tools/gpu_session.sh setup system grade tests
@@ -207,7 +212,8 @@ phases=${*:-setup system grade tests}
 #   ONLY='^(?!gpu_)[n-r]' tools/gpu_session.sh setup redteam
 #   ONLY='^(?!gpu_)[s-z]' tools/gpu_session.sh setup redteam
 #   tools/gpu_session.sh setup throughput profile demo
-[ "$phases" = all ] && phases="setup system grade tests redteam corpus bench fidelity compile noisy throughput profile demo"
+#   TESTS="tests/test_triton.py" tools/gpu_session.sh setup triton tprofile tests     (Triton, issue 31)
+[ "$phases" = all ] && phases="setup system grade tests redteam corpus bench fidelity compile noisy throughput profile demo triton tprofile"
 for p in $phases; do
     start=$(date +%s)
     var=LIMIT_$p; limit=${!var:-${LIMIT[$p]:-300}}
