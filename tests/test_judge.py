@@ -85,6 +85,7 @@ def test_the_hidden_calls_audit_is_the_instructors(cfg):
     from dataclasses import replace
     from grader.config import Shape
     judge = Judge.__new__(Judge)
+    judge.backend = "cpu"
     judge.state, judge.private = {"audit": {"calls": 9, "flagged": {"aten.neg": 173, "aten.bmm": 2}},
                                   "judge_flags": []}, {}
     judge._withhold_hidden_audit({"calls": 5, "flagged": {"aten.bmm": 2}})
@@ -94,6 +95,12 @@ def test_the_hidden_calls_audit_is_the_instructors(cfg):
     judge._withhold_hidden_audit({"calls": 5, "flagged": {"aten.bmm": 2}})
     [flag] = judge.state["judge_flags"]
     assert flag["code"] == "dispatched_compute" and flag["tier"] == "strict" and "173" not in flag["detail"]
+    # a Triton submission's torch is for allocation and shapes only: any operation added on a
+    # hidden config is strict (an elementwise aten.neg too)
+    judge.backend, judge.state["judge_flags"] = "triton", []
+    judge.state["audit"] = {"calls": 9, "flagged": {"aten.neg": 173, "aten.bmm": 2}}
+    judge._withhold_hidden_audit({"calls": 5, "flagged": {"aten.bmm": 2}})
+    assert [f["tier"] for f in judge.state["judge_flags"]] == ["strict"]
 
 
 # ---- the judge's clock (CPU) -----------------------------------------------------------------
