@@ -12,6 +12,8 @@ import re
 from pathlib import Path
 
 from .parse import Submission
+from .sourcetext import function_names as triton_kernel_names  # noqa: F401 - the kernels a Triton source defines
+from .sourcetext import kernel_names  # noqa: F401 - evidence.kernel_names, its old home
 
 
 def read_profiles(sub: Submission) -> tuple[tuple, tuple]:
@@ -45,26 +47,6 @@ def read_folder(folder: Path) -> tuple[tuple, tuple]:
 
 
 # ---- provenance: whose kernels a profile is of -------------------------------------------
-
-_GLOBAL = re.compile(r"__global__\s+(?:(?:void|static|inline|__forceinline__|__noinline__|"
-                     r"__launch_bounds__\s*\((?:[^()]|\([^()]*\))*\))\s*)*(\w+)\s*\(")
-
-
-def kernel_names(cuda_src: str) -> set[str]:
-    """The names of the `__global__` functions a CUDA source defines."""
-    from .sourcetext import strip_comments
-    return set(_GLOBAL.findall(strip_comments(cuda_src)))
-
-
-def triton_kernel_names(triton_src: str) -> set[str]:
-    """The functions a Triton source defines (its jit kernels are among them; ncu names a
-    Triton kernel after its function)."""
-    import ast
-    try:
-        return {n.name for n in ast.walk(ast.parse(triton_src)) if isinstance(n, ast.FunctionDef)}
-    except SyntaxError:
-        return set()
-
 
 def _short(kernel: str) -> str:
     """An export's kernel name as its source spells it: `void ns::k<64>(const float *, ...)` -> `k`."""

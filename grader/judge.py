@@ -228,9 +228,8 @@ class Judge:
             return False
         folder = self.libdir / "triton"
         folder.mkdir(mode=0o755)
-        first = self.source.line_map[0] if self.source.line_map and _contiguous(self.source.line_map) else 1
         self.library = folder / _module_file(self.source.file)
-        self.library.write_text("\n" * (first - 1) + self.source.text)
+        self.library.write_text(self.source.file_text())
         os.chmod(self.library, 0o644)
         if self.options.stop_after == "compile" and self.verdict is None:
             self.finish("ok", "parsed and audited (stopped after compiling, as requested: Triton compiles "
@@ -1165,10 +1164,6 @@ def triton_problem(src) -> str:
         return (f"{src.file}: _TRITON_SRC has no top-level `def attention(q, k, v)`: the grader calls that "
                 "function, which launches your Triton kernels and returns the output tensor")
     return ""
-
-
-def _contiguous(line_map) -> bool:
-    return all(b == a + 1 for a, b in zip(line_map, line_map[1:]))
 
 
 def _module_file(name: str) -> str:

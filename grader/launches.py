@@ -94,25 +94,10 @@ def _kernels(prof) -> list[dict]:
 
 def own_names(src) -> frozenset:
     """The kernels a source defines: `__global__` functions (CUDA), jit functions (Triton)."""
+    from .sourcetext import function_names, kernel_names
     if src.kind == "triton":
-        import ast
-        try:
-            tree = ast.parse(src.text)
-        except SyntaxError:
-            return frozenset()
-        return frozenset(n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef))
-    if src.kind != "cuda":
-        return frozenset()
-    from .sourcetext import strip_comments
-    text = strip_comments(src.text)
-    names = set()
-    for m in re.finditer(r"\b__global__\b", text):
-        rest = re.sub(r"__launch_bounds__\s*\([^()]*\)", " ", text[m.end():m.end() + 600])
-        head = rest.split("(", 1)[0]
-        found = re.findall(r"[A-Za-z_]\w*", head)
-        if found:
-            names.add(found[-1])
-    return frozenset(names)
+        return frozenset(function_names(src.text))
+    return frozenset(kernel_names(src.text)) if src.kind == "cuda" else frozenset()
 
 
 def base_name(kernel: str) -> str:

@@ -43,6 +43,14 @@ class Source:
         (grader/evidence.py: whose kernels a profile is of)."""
         return source_digest(self.text)
 
+    def file_text(self) -> str:
+        """The source as a file of its own whose lines are where the submission file has them
+        (blank lines first), so tracebacks and Triton's errors name the student's lines;
+        as it is when the literal's lines are not consecutive in the file."""
+        contiguous = all(b == a + 1 for a, b in zip(self.line_map, self.line_map[1:]))
+        first = self.line_map[0] if self.line_map and contiguous else 1
+        return "\n" * (first - 1) + self.text
+
     def file_line(self, source_line: int) -> int:
         """File line (1-based) of 1-based `source_line`; past the end maps to the last line."""
         if not self.line_map:

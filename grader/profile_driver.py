@@ -96,10 +96,9 @@ def _load_triton(src):
     from pathlib import Path
 
     from .worker import load_triton
-    first = src.line_map[0] if src.line_map else 1
     folder = Path(tempfile.mkdtemp(prefix="profile-triton-"))
     path = folder / src.file.replace(".triton.py", ".py")
-    path.write_text("\n" * (first - 1) + src.text)
+    path.write_text(src.file_text())
     return load_triton(str(path))
 
 

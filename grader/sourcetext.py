@@ -42,3 +42,22 @@ def strip_comments(text: str, strings_too: bool = True) -> str:
         else:
             out.append(c); i += 1
     return "".join(out)
+
+
+_GLOBAL = re.compile(r"__global__\s+(?:(?:void|static|inline|__forceinline__|__noinline__|"
+                     r"__launch_bounds__\s*\((?:[^()]|\([^()]*\))*\))\s*)*(\w+)\s*\(")
+
+
+def kernel_names(cuda_src: str) -> set[str]:
+    """The names of the `__global__` functions a CUDA source defines."""
+    return set(_GLOBAL.findall(strip_comments(cuda_src)))
+
+
+def function_names(python_src: str) -> set[str]:
+    """The functions a Python (Triton) source defines: its jit kernels are among them, and
+    Triton names a kernel after its function."""
+    import ast
+    try:
+        return {n.name for n in ast.walk(ast.parse(python_src)) if isinstance(n, ast.FunctionDef)}
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
