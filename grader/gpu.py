@@ -20,8 +20,10 @@ can get inputs it has not seen):
   pool refilled between replays (outside the timed region); the figure is the median
   replay time over GRAPH_CALLS. It is the headline when every kernel could be captured
   (a kernel that launches on the legacy default stream or synchronises cannot).
-The judge's canary inputs replace chosen calls of either method; the student's outputs
-of those calls go back to the judge, which checks them against float64.
+The judge's canary inputs replace CANARIES calls of each method in every request, drawn
+uniformly over its timed calls; the student's outputs of those calls are copied on the timed
+stream right after each call's end event and go back to the judge, which checks random rows
+of every head against float64.
 """
 from __future__ import annotations
 
@@ -131,6 +133,14 @@ class Pool:
 
 
 # ---- the judge's canaries ------------------------------------------------------------------
+# Each request of the harness times the kernel on event_slots() calls (and graph_slots() more
+# where the graph method may run); the judge's canary inputs replace CANARIES of each method's,
+# drawn uniformly without replacement, so that no call is safer than another to get wrong. A
+# kernel wrong on a fraction p of its timed calls passes n canaries with probability (1 - p)^n:
+# with at least MIN_REQUESTS (grader/confidence.py) requests a size, n >= 100 and a kernel
+# wrong on 5% of calls is caught with probability >= 99.4% (`detection`).
+CANARIES = 20              # canary calls per method per request
+
 
 def event_slots() -> int:
     """Canary positions of the event method: (round r >= 1, call j) -> (r - 1) * CALLS + j."""
@@ -142,17 +152,36 @@ def graph_slots() -> int:
     return (REPLAYS - 1) * GRAPH_CALLS
 
 
-def pick_canaries(shape: Shape, cfg: Config, rng, k: int) -> list[int]:
-    """k event-method positions, and one graph position where the graph method may run."""
-    picks = sorted(rng.sample(range(event_slots()), k))
+def pick_canaries(shape: Shape, rng, k: int = CANARIES) -> list[int]:
+    """k event-method positions, and k graph positions where the graph method may run, each
+    set drawn uniformly over its method's timed calls."""
+    picks = rng.sample(range(event_slots()), min(k, event_slots()))
     if shape.S <= GRAPH_MAX_S:
-        picks.append(event_slots() + rng.randrange(graph_slots()))
-    return picks
+        picks += [event_slots() + i for i in rng.sample(range(graph_slots()), min(k, graph_slots()))]
+    return sorted(picks)
 
 
 def canary_optional(slot: int, method: str) -> bool:
     """A graph-method canary does not come back when the graph was not used."""
     return slot >= event_slots() and method != "graph"
+
+
+def detection(checked: int, wrong_fraction: float = 0.05) -> float:
+    """The probability that `checked` canaries, drawn uniformly over the timed calls, catch a
+    kernel wrong on `wrong_fraction` of them: 1 - (1 - p)^n."""
+    return 1.0 - (1.0 - wrong_fraction) ** max(0, checked)
+
+
+def snapshot(out):
+    """A copy of a timed call's output taken on the timed stream right after the call's end
+    event, before anything else runs there: work the call left running on another stream
+    cannot finish the canary's output later. None when the output is not a tensor."""
+    if not isinstance(out, torch.Tensor):
+        return None
+    try:
+        return out.detach().clone()
+    except Exception:  # noqa: BLE001 - a tensor that cannot be copied: no usable output
+        return None
 
 
 # ---- timing ----------------------------------------------------------------------------------
@@ -188,7 +217,7 @@ def time_events(kernels: dict, shape: Shape, nonce: int, canaries: dict, kept: d
                 out = fn(*pool.sets[j])
                 ends[j].record(stream)
                 if j in mine:
-                    kept[(r - 1) * CALLS + j] = out
+                    kept[(r - 1) * CALLS + j] = snapshot(out)
             torch.cuda.synchronize()
             if r > 0:
                 times = sorted(s.elapsed_time(e) for s, e in zip(starts, ends))
@@ -245,9 +274,9 @@ def time_graphs(kernels: dict, shape: Shape, nonce: int, canaries: dict, kept: d
             start.record()
             graph.replay()
             end.record()
-            torch.cuda.synchronize()
             for j in mine:
-                kept[base + (r - 1) * GRAPH_CALLS + j] = outs[j].clone()
+                kept[base + (r - 1) * GRAPH_CALLS + j] = snapshot(outs[j])
+            torch.cuda.synchronize()
             if r > 0:
                 values.append(start.elapsed_time(end) / GRAPH_CALLS)
         out[name] = _timing(values, -1)
@@ -315,7 +344,9 @@ def timing_description() -> dict:
                        "interval is wider than the precision asked for or straddles a tier boundary. "
                        f"Graphs: {GRAPH_CALLS} calls on distinct inputs captured once, replayed "
                        f"{REPLAYS - 1} times with the inputs refilled between replays. The judge's canary "
-                       "inputs replace a few calls and those outputs are checked against float64.",
+                       f"inputs replace {CANARIES} calls of each method in every request, drawn uniformly "
+                       "over its timed calls; those outputs, copied the moment each call ends, are checked "
+                       "against float64.",
         "rounds": ROUNDS - 1, "calls_per_round": CALLS, "graph_calls": GRAPH_CALLS, "replays": REPLAYS - 1,
         "l2_flush": "events only",
     }

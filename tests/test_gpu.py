@@ -46,6 +46,14 @@ def test_cuda_reference_is_ok_within_1e4(grade_cuda, name):
     assert launched["without_own"] == 0 and not launched["errors"], launched
     assert {e["class"] for e in launched["kernels"].values()} <= {"own", "allocation"}, launched["kernels"]
     assert not [f for f in result.flags if f["code"] in ("foreign_kernel", "unknown_kernel", "no_own_kernel")]
+    # the canaries: CANARIES per method per request, at least MIN_REQUESTS requests a size, every one
+    # checked (grader/gpu.py): >= 99% to catch a kernel wrong on 5% of its timed calls
+    from grader.confidence import MIN_REQUESTS
+    from grader.gpu import CANARIES, detection
+    checked = result.timing["checked_calls_by_S"]
+    assert set(checked) == {b.S for b in result.bench} and min(checked.values()) >= CANARIES * MIN_REQUESTS, checked
+    assert result.timing["canaries_per_size"] == min(checked.values())
+    assert detection(min(checked.values())) >= 0.99 and "caught with probability" in result.timing["checked"]
 
 
 @pytest.mark.parametrize("D", [64, 128])

@@ -151,7 +151,8 @@ def _precision(path: Path) -> str:
 def _benchmark(cfg: config.Config) -> str:
     from grader import confidence, gpu
     from grader.bench import ROWS_PER_HEAD
-    from grader.judge import RECHECK_SAMPLES, SDPA_CAP
+    from grader.gpu import CANARIES, detection
+    from grader.judge import SDPA_CAP
     b = cfg.bench_shapes[0]
     sizes = ", ".join(str(s.S) for s in cfg.bench_shapes)
     return (f"Shapes: B = {b.B}, H = {b.H}, D = {b.D}, S = {sizes}; float32.\n\n"
@@ -178,8 +179,11 @@ def _benchmark(cfg: config.Config) -> str:
             "remembering answers. On the CPU the grader makes each round's inputs itself and sends them "
             f"just before the round, and checks {ROWS_PER_HEAD} random rows of every head of **every** "
             "output your kernel returns while timed against float64 (taken the moment the call "
-            f"returns); on CUDA {RECHECK_SAMPLES} of your timed calls at each size, chosen at random, run "
-            "on the grader's own inputs and their outputs are checked. A kernel must be right when "
+            f"returns); on CUDA {CANARIES} of your timed calls per timing method in every request (at least "
+            f"{CANARIES * confidence.MIN_REQUESTS} at each size), drawn uniformly over the timed calls, run on the "
+            "grader's own inputs, and their outputs, copied the moment each call ends, are checked the same way: "
+            f"a kernel wrong on 5% of its timed calls is caught with probability "
+            f"{detection(CANARIES * confidence.MIN_REQUESTS):.1%}. A kernel must be right when "
             "timed, not only on the check inputs. The tier is decided by the ratio of the **medians**: "
             "no single fast call moves it. On the CPU the grader also times SDPA in its own process, "
             f"and your slowdown is taken against at most {SDPA_CAP:g}x that (SDPA beside your kernel can "
