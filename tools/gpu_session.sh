@@ -14,6 +14,7 @@
 #   redteam     tools/redteam.py --gpu (ONLY=regex: those attacks alone, e.g. '^gpu_')
 #   corpus      tools/corpus.py --kind cuda: verdict, tier, compile time, speed of every CUDA kernel
 #   bench       make bench-reference           fidelity   tools/fidelity.py (5 grades)
+#   ab          the launch observation's cost on later timings: tools/profiler_ab.py (AB_N grades per arm)
 #   compile     changed-_CUDA_SRC compile time (3 edits) and nvcc's phases
 #   noisy       a grade alone, then beside a process hammering the same GPU: bench_quality
 #   throughput  N (50) submissions batch-graded on GPU 0 with the sandbox (GPUS="0 0,1" for two)
@@ -35,7 +36,7 @@ LOGS=${LOGS:-/tmp/gpu-logs}
 mkdir -p "$OUT" "$LOGS"
 PY=${PY:-python3}
 
-declare -A LIMIT=([setup]=60 [system]=150 [grade]=240 [tests]=1500 [redteam]=580 [corpus]=300 [bench]=120 [fidelity]=400
+declare -A LIMIT=([setup]=60 [system]=150 [grade]=240 [tests]=1500 [redteam]=580 [corpus]=300 [bench]=120 [fidelity]=400 [ab]=560
                   [compile]=120 [noisy]=150 [throughput]=480 [profile]=240 [demo]=240 [triton]=420 [tprofile]=240)
 
 phase() {
@@ -131,6 +132,11 @@ bench)
     $PY tools/bench_reference.py --json "$LOGS/bench_reference.json" ;;
 fidelity)
     $PY tools/fidelity.py reference/fused.cu ;;
+ab)
+    # what the launch observation costs the timings after it: a warm-up grade (the builds), then
+    # AB_N grades each with it on and off, alternating (tools/profiler_ab.py)
+    $PY -m grader grade reference/fused.cu --no-bench --quiet --json /tmp/ab-warm.json >/dev/null 2>&1
+    $PY tools/profiler_ab.py --n "${AB_N:-2}" --json "$LOGS/profiler_ab.json" ;;
 compile)
     mkdir -p /tmp/edit
     for i in 1 2 3; do
