@@ -40,6 +40,7 @@ class Worker:
         self.kernel = None
         self.references: dict = {}
         self.audit = None
+        self._native, self._native_ok = None, False     # the binding module's operator observer
         self._observed_before: list = []     # CUDA: the launches of a bench request's untimed call
 
     # -- the loop -------------------------------------------------------------------------
@@ -85,6 +86,13 @@ class Worker:
         # torch._dynamo (1.5-3 s)
         self.audit.call(lambda x: torch.empty_like(x), torch.empty(1))
         self.audit = OpAudit(allowed)
+        # the operators of the calls made outside the dispatch mode (warm-up, timed), counted by
+        # the binding module's observer (grader/dispatch.cpp) from here on
+        try:
+            self._native = build._dispatch()
+            self._native_ok = bool(self._native.observe_ops())
+        except Exception:  # noqa: BLE001 - an older binding module: said in the audit (op_observation)
+            self._native, self._native_ok = None, False
         # torch's global state before any student code: what SDPA is timed with (bench.StateGuard)
         from .bench import StateGuard
         self.guard = StateGuard()
@@ -115,7 +123,7 @@ class Worker:
         from . import compile as build
         if h.get("kind") == "triton":
             try:
-                self.kernel = load_triton(h["library"])
+                self.kernel = _windowed(load_triton(h["library"]), self._native if self._native_ok else None)
             except Exception as exc:  # noqa: BLE001 - the student's module-level code, or no Triton
                 return {"raised": {"kind": "runtime_error", "message": triton_load_error(exc, h["library"])}}, None
             return {"ok": True}, None
@@ -186,18 +194,22 @@ class Worker:
         sets = _tensors(payload, shape, 3 * len(canaries), "cpu") if canaries else []
         canary_inputs = {int(c["slot"]): tuple(sets[3 * i:3 * i + 3]) for i, c in enumerate(canaries)}
         kernels = self._bench_kernels(h, shape)
+        self._unaudited_begin()
         try:
             from .gpu import bench_size            # the CPU's rounds are the judge's (op_bench_round)
             timed = bench_size(kernels, shape, self.cfg, int(h["nonce"]), canary_inputs, self.guard)
         except StudentError as exc:
+            self._unaudited_end()
             return _raised(exc, self.audit), None
         outs = [_output_bytes(timed.canary_outputs.get(int(c["slot"])), shape) for c in canaries]
         data = b"".join(outs) if any(outs) else None
         reply = {"timings": {n: asdict(t) for n, t in timed.timings.items()}, "reps": timed.reps,
                  "method": timed.method, "state_changes": timed.state_changes,
-                 "canaries_returned": [bool(o) for o in outs], "extra": timed.extra, "audit": self.audit.as_dict()}
+                 "canaries_returned": [bool(o) for o in outs], "extra": timed.extra}
         if self.device == "cuda" and h.get("observe", True) is not False:
             reply["launches"] = self._launches_after(h, shape)
+        self._unaudited_end()
+        reply["audit"] = self.audit.as_dict()
         if self.device == "cuda":
             torch.cuda.synchronize()
         return reply, data
@@ -208,9 +220,11 @@ class Worker:
         from .bench import Rounds
         shape = Shape(**h["shape"])
         self._rounds = (shape, Rounds(self._bench_kernels(h, shape), self.guard))
+        self._unaudited_begin()
         try:
             self._rounds[1].warmup(shape, self.cfg, int(h["nonce"]))
         except StudentError as exc:
+            self._unaudited_end()
             return _raised(exc, self.audit), None
         return {"ok": True, "audit": self.audit.as_dict()}, None
 
@@ -223,6 +237,7 @@ class Worker:
         try:
             samples = rounds.round(int(h["round"]), q, k, v, keep=lambda out: kept.append(_output_bytes(out, shape)))
         except StudentError as exc:
+            self._unaudited_end()
             return _raised(exc, self.audit), None
         data = kept[0] if kept and kept[0] else None
         return {"samples": samples, "returned": data is not None}, data
@@ -230,6 +245,7 @@ class Worker:
     def op_bench_end(self, _h: dict, _) -> tuple[dict, None]:
         shape, rounds = self._rounds
         rounds.guard.restore()
+        self._unaudited_end()
         return {"state_changes": list(rounds.guard.changes), "audit": self.audit.as_dict()}, None
 
     def _launches_after(self, h: dict, shape: Shape) -> list:
@@ -271,6 +287,20 @@ class Worker:
     def _audited(self, q, k, v):
         return self.audit.call(self.kernel, q, k, v)
 
+    # -- the calls outside the dispatch mode: their operators, counted natively ----------------
+    def _unaudited_begin(self) -> None:
+        """Forget what the observer counted so far (the audited calls, which the dispatch mode saw)."""
+        if self._native_ok:
+            self._native.take_ops()
+
+    def _unaudited_end(self) -> None:
+        """Merge the operators the calls since `_unaudited_begin` dispatched into the audit."""
+        if not self._native_ok:
+            self.audit.unaudited(None, None)
+            return
+        calls, ops = self._native.take_ops()
+        self.audit.unaudited(calls, ops, every_op=self.backend == "triton")
+
 
 KERNEL_OPS = ("call", "bench", "bench_begin", "bench_round")     # requests that run the student's kernel
 
@@ -284,6 +314,21 @@ def _raised(exc: Exception, audit) -> dict:
 
 class StudentError(Exception):
     """The student's kernel raised while being benchmarked."""
+
+
+def _windowed(kernel, native):
+    """A Python kernel (Triton's `attention`) whose calls the binding module's operator
+    observer counts, as it counts a compiled kernel's (grader/dispatch.cpp `kernel_window`)."""
+    if native is None:
+        return kernel
+
+    def call(q, k, v):
+        native.kernel_window(True)
+        try:
+            return kernel(q, k, v)
+        finally:
+            native.kernel_window(False)
+    return call
 
 
 def _guarded(kernel):

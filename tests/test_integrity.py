@@ -1,5 +1,7 @@
 """The static scan: calls fire, comments, strings and look-alike identifiers do not; and
 the review flags from measurements."""
+from pathlib import Path
+
 import pytest
 
 from grader.integrity import fp32_peak_flops, scan, speed_flags, strip_comments
@@ -184,3 +186,33 @@ def test_the_physical_floor():
 def test_static_tensor_means_a_tensor_kept_not_a_static_function(text, flagged):
     """`static torch::Tensor f(...)`, a static function, raised the cached-answer warning."""
     assert any(f.code == "static_tensor" for f in scan(Source("cpp", text, "a.py", (1,)))) == flagged
+
+
+# ---- the timed calls' operators, counted natively (grader/dispatch.cpp) -----------------------
+
+def test_compute_dispatched_only_in_timed_calls_is_counted(cfg, tmp_path):
+    """A kernel honest under the dispatch mode (the checked calls, the audited untimed call)
+    that calls SDPA through the dispatcher in every other call: the binding module's operator
+    observer counts it in the warm-up and timed calls (the Python dispatch mode, ~30 us a call,
+    is not used there), and the operation audit's strict flag names it."""
+    from grader.run import grade
+    src = (Path(__file__).parent / "redteam" / "dispatcher_sdpa.py").read_text()
+    correct = (Path(__file__).parent / "redteam" / "_correct.inc").read_text()
+    sub = tmp_path / "timed_sdpa.py"
+    sub.write_text(src.replace("@@CORRECT@@", correct))
+    result = grade(sub, cfg, backend="cpu", bench=True)
+    codes = {(f["code"], f["tier"]) for f in result.flags}
+    assert ("dispatched_compute", "strict") in codes and ("dispatcher", "strict") in codes, result.flags
+    (flag,) = [f for f in result.flags if f["code"] == "dispatched_compute"]
+    assert "scaled_dot_product" in flag["detail"], flag
+    assert result.verdict == "cheat_suspected" and result.verdict_without_flags == "ok"
+
+
+def test_an_honest_kernels_timed_calls_add_no_operator_flag(cfg):
+    """The reference CPU kernel: its timed calls' operators (allocation only) add no flag, and
+    the observer ran (no op_observation review)."""
+    from grader.run import grade
+    result = grade(Path(__file__).resolve().parent.parent / "reference" / "fused.cpp", cfg, backend="cpu", bench=True)
+    assert result.verdict == "ok", result.message
+    assert not [f for f in result.flags if f["code"] in ("dispatched_compute", "dispatched_ops", "op_observation")], \
+        result.flags
