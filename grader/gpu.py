@@ -41,6 +41,7 @@ POISON_COPIES = 4
 ROUNDS = 11                # interleaved rounds per size; the first is a warm-up, discarded
 CALLS = 16                 # timed calls per kernel per round, each on its own input set
 GRAPH_CALLS = 16           # calls captured in one graph, each on its own input set
+WATCHED_KERNELS = 4000     # kernel records kept of the watched round (CALLS calls, flushes included)
 REPLAYS = 11               # graph replays; the first is a warm-up, discarded
 L2_FLUSH_BYTES = 256 << 20
 
@@ -187,10 +188,15 @@ def snapshot(out):
 # ---- timing ----------------------------------------------------------------------------------
 
 def time_events(kernels: dict, shape: Shape, nonce: int, canaries: dict, kept: dict,
-                guard: StateGuard | None = None, rounds: dict | None = None) -> dict:
+                guard: StateGuard | None = None, rounds: dict | None = None, watch: int | None = None,
+                watched: dict | None = None) -> dict:
     """The event method (module doc). `canaries`: slot -> (q, k, v) for the student;
     their outputs are stored in `kept`. `rounds`, if given, gets each kernel's per-round
-    medians ("events") and whether every persisting-L2 reset succeeded ("l2_reset")."""
+    medians ("events") and whether every persisting-L2 reset succeeded ("l2_reset").
+    `watch` (1 .. ROUNDS - 1, the judge's pick): the student's calls of that round run
+    under torch's profiler (grader/launches.py `Watch`), and `watched` gets the kernels
+    they launched and each call's event time (ms); that round is left out of every
+    kernel's figures (the profiler's own cost is in it; the rounds stay paired)."""
     pool = Pool(shape, CALLS, nonce)
     flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.int8, device="cuda")
     persisting = L2Persistence()
@@ -210,19 +216,34 @@ def time_events(kernels: dict, shape: Shape, nonce: int, canaries: dict, kept: d
                 guard.restore()
             starts = [torch.cuda.Event(enable_timing=True) for _ in range(CALLS)]
             ends = [torch.cuda.Event(enable_timing=True) for _ in range(CALLS)]
-            for j in range(CALLS):
-                reset_ok = persisting.reset() and reset_ok
-                flush.zero_()
-                starts[j].record(stream)
-                out = fn(*pool.sets[j])
-                ends[j].record(stream)
-                if j in mine:
-                    kept[(r - 1) * CALLS + j] = snapshot(out)
+            watching = None
+            if name == "student" and watch is not None and r == watch and watched is not None:
+                from .launches import Watch
+                watching = Watch(max_kernels=WATCHED_KERNELS)
+                torch.cuda.synchronize()
+                watching.start()
+            try:
+                for j in range(CALLS):
+                    reset_ok = persisting.reset() and reset_ok
+                    flush.zero_()
+                    starts[j].record(stream)
+                    out = fn(*pool.sets[j])
+                    ends[j].record(stream)
+                    if j in mine:
+                        kept[(r - 1) * CALLS + j] = snapshot(out)
+            except BaseException:
+                if watching is not None:
+                    watching.stop(sync=False)
+                raise
+            if watching is not None:
+                report = watching.stop()
+                watched.update(report, round=r, event_ms=[s.elapsed_time(e) for s, e in zip(starts, ends)],
+                               truncated=len(report["kernels"]) >= WATCHED_KERNELS)
             torch.cuda.synchronize()
-            if r > 0:
+            if r > 0 and r != watch:
                 times = sorted(s.elapsed_time(e) for s, e in zip(starts, ends))
                 per_round[name].append(times[len(times) // 2])
-    timings = {n: _timing(v, (ROUNDS - 1) * CALLS) for n, v in per_round.items()}
+    timings = {n: _timing(v, len(v) * CALLS) for n, v in per_round.items()}
     if rounds is not None:
         rounds.update(events=per_round, l2_reset=reset_ok)
     return timings
@@ -310,13 +331,15 @@ def wall_probe(fn, shape: Shape, nonce: int, reps: int = 5) -> float:
 
 
 def bench_size(kernels: dict, shape: Shape, cfg: Config, nonce: int, canaries: dict | None = None,
-               guard: StateGuard | None = None) -> Timed:
-    """Timings of every kernel at one size on the GPU (events; graphs at small S)."""
+               guard: StateGuard | None = None, watch: int | None = None) -> Timed:
+    """Timings of every kernel at one size on the GPU (events; graphs at small S); `watch`:
+    the event round whose student calls run under the profiler (`time_events`)."""
     canaries = {s: tuple(t.to("cuda") for t in c) for s, c in (canaries or {}).items()}
     guard = guard or StateGuard()
     kept: dict = {}
     rounds: dict = {}
-    events = time_events(kernels, shape, nonce, canaries, kept, guard, rounds)
+    watched: dict = {}
+    events = time_events(kernels, shape, nonce, canaries, kept, guard, rounds, watch, watched)
     graphs = time_graphs(kernels, shape, nonce, canaries, kept, rounds) if shape.S <= GRAPH_MAX_S else None
     guard.restore()
     headline = dict(graphs) if graphs else dict(events)
@@ -328,8 +351,10 @@ def bench_size(kernels: dict, shape: Shape, cfg: Config, nonce: int, canaries: d
              "wall_probe_ms": wall_probe(kernels["student"], shape, nonce),
              "rounds": {n: v for n, v in rounds["graph" if graphs else "events"].items() if n in ("student", "sdpa")},
              "l2_persisting_reset": rounds["l2_reset"]}
+    if watched:
+        extra["watched"] = watched
     torch.cuda.synchronize()
-    return Timed(timings=timings, reps=(ROUNDS - 1) * CALLS, method="graph" if graphs else "events",
+    return Timed(timings=timings, reps=events["student"].reps, method="graph" if graphs else "events",
                  canary_outputs=kept, state_changes=list(guard.changes), extra=extra)
 
 
@@ -346,8 +371,10 @@ def timing_description() -> dict:
                        f"{REPLAYS - 1} times with the inputs refilled between replays. The judge's canary "
                        f"inputs replace {CANARIES} calls of each method in every request, drawn uniformly "
                        "over its timed calls; those outputs, copied the moment each call ends, are checked "
-                       "against float64.",
-        "rounds": ROUNDS - 1, "calls_per_round": CALLS, "graph_calls": GRAPH_CALLS, "replays": REPLAYS - 1,
+                       "against float64. In every request the judge picks one event round in which the kernel's "
+                       "calls run under torch's profiler (the kernels they launch are checked: grader/launches.py); "
+                       "that round is left out of every kernel's figures when the launches are observed.",
+        "rounds": ROUNDS - 1, "watched_rounds_per_request": 1, "calls_per_round": CALLS, "graph_calls": GRAPH_CALLS, "replays": REPLAYS - 1,
         "l2_flush": "events only",
     }
 

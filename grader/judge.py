@@ -89,6 +89,8 @@ class Judge:
         self._context_broken = False      # a CUDA fault: the child's context cannot run more
         self._judged: list = []           # public configs' errors beside each precision's (numerics)
         self._launches: dict = {False: [], True: []}   # per checked call, public and hidden: kernels launched
+        self._untimed_reports: dict = {}  # S -> the bench requests' untimed calls' launches
+        self._watched: list = []          # the watched timed round of every bench request
         self.child_dir: Path | None = None
         self.library: Path | None = None
         self.output_public = ""
@@ -705,16 +707,18 @@ class Judge:
         errors; None when the kernel raised (the verdict is set)."""
         from .bench import ROWS_PER_HEAD, ImplausibleTimings, plausible_timings
         from .check import make_inputs, row_error
-        from .gpu import canary_optional, pick_canaries
+        from .gpu import ROUNDS, canary_optional, pick_canaries
         child = self.child
         picked = pick_canaries(shape, rng)
+        # one event round whose calls the child runs under the profiler (grader/launches.py)
+        watch = rng.randrange(1, ROUNDS) if self.observe else None
         canary = [make_inputs(shape, rng.getrandbits(62)) for _ in picked]
         payload = b"".join(t.numpy().tobytes() for c in canary for t in c)
         size = shape.B * shape.H * shape.S * shape.D * 4
         t0 = time.monotonic()
         reply, data = child.request({"op": "bench", "shape": shape.as_dict(), "nonce": rng.getrandbits(62),
                                      "kernels": kernels, "canaries": [{"slot": s} for s in picked],
-                                     "observe": self.observe},
+                                     "observe": self.observe, "watch": watch},
                                     payload, timeout=self.cfg.timeout_bench + self.jit_s, max_payload=size * len(picked))
         wall = time.monotonic() - t0
         reply = self._expect(reply)
@@ -722,6 +726,7 @@ class Judge:
         for report in (reply.get("launches") if isinstance(reply.get("launches"), list) else [])[:4]:
             if isinstance(report, dict):       # untimed calls at this size, observed (grader/launches.py)
                 self._launches[False].append(report)
+                self._untimed_reports.setdefault(shape.S, []).append(report)
         if self._raised_in_bench(reply, shape):
             return None
         try:
@@ -746,6 +751,11 @@ class Judge:
             errs.append(row_error(data[offset:offset + size], q, k, v, rng, ROWS_PER_HEAD))
             offset += size
         extra = reply.get("extra") if isinstance(reply.get("extra"), dict) else {}
+        watched = _plausible_watch(extra.get("watched"), watch)
+        if watched is not None:
+            self._watched.append({**watched, "S": shape.S})
+        elif watch is not None:
+            self._watched.append({"S": shape.S, "kernels": [], "error": "the timed round to watch was not reported"})
         probe = extra.get("wall_probe_ms")
         seen = any(f["code"] == "async_work" and f["detail"].startswith(f"S={shape.S}:")
                    for f in self.state["judge_flags"])
@@ -883,6 +893,13 @@ class Judge:
             self.private["launches_hidden"] = hidden
             said = {f["code"] for f in flags}
             flags += [f for f in launch_flags(hidden, hidden=True) if f["code"] not in said]
+        if self._watched:
+            from .launches import judge_watched, own_count
+            untimed = {S: min(own_count(r, own) for r in reports) for S, reports in self._untimed_reports.items()
+                       if reports and not any(r.get("error") for r in reports)}
+            public["timed"], timed_flags = judge_watched(self._watched, own, untimed)
+            said = {f["code"] for f in flags}
+            flags += [f for f in timed_flags if f["code"] not in said]
         self.state["judge_flags"] += flags
 
     def outcome(self) -> tuple[str, str, dict, dict]:
@@ -1036,6 +1053,27 @@ def _plausible_rounds(d, timings: dict, wall_s: float) -> dict:
             return {}
         out[name] = [float(x) for x in v]
     return out if len(out["student"]) == len(out["sdpa"]) else {}
+
+
+def _plausible_watch(d, watch: int | None) -> dict | None:
+    """The child's report of the watched timed round, bounded (grader/launches.py), or None when
+    there is none or it is not of the round asked for."""
+    import math
+    from .gpu import CALLS, WATCHED_KERNELS
+    if watch is None or not isinstance(d, dict) or d.get("round") != watch:
+        return None
+    events = d.get("event_ms")
+    kernels = d.get("kernels")
+    if not isinstance(events, list) or len(events) != CALLS or not all(
+            isinstance(x, (int, float)) and math.isfinite(x) and 0 <= x < 1e6 for x in events) \
+            or not isinstance(kernels, list):
+        return None
+    kept = [{"name": str(k.get("name", ""))[:400], "stream": k.get("stream") if type(k.get("stream")) is int else -1,
+             "us": float(k["us"]) if isinstance(k.get("us"), (int, float)) and math.isfinite(k["us"]) else 0.0}
+            for k in kernels[:WATCHED_KERNELS] if isinstance(k, dict)]
+    error = d.get("error")
+    return {"kernels": kept, "event_ms": [float(x) for x in events], "truncated": d.get("truncated") is True
+            or len(kernels) >= WATCHED_KERNELS, "error": str(error)[:300] if error else None}
 
 
 def _worst(errs: list) -> float | None:

@@ -22,11 +22,20 @@ came from somewhere else: the host, a copy); kernels on more than one stream are
 `side_streams` (warning). If the profiler cannot run, that is said (`launch_observation`,
 review), never read as "clean".
 
+Timed calls: in every benchmark request the judge picks one event round at random, and the
+kernel's calls of that round run under the profiler too (`Watch`; the round is left out of
+the figures). Besides the classes above, the round is held against the kernel's untimed
+calls at that size (`timed_launches`: fewer of its own kernels than CALLS times theirs) and
+against its own event times (`untimed_work`: kernels busy longer than the calls measured).
+Measured on an H100 (tools/profiler_ab.py, reference/fused.cu, observation on vs off, two
+grades each): the profiler sessions leave the later timings alone (slowdown ratios 0.998 to
+1.001; SDPA's and the kernel's own times within 3% at S = 128 and 0.4% above).
+
 Bounded, not structural: the observation is made in the child's process, which a native
 kernel shares (the dispatcher and RecordFunction symbols are strict in the link audit,
-dynamic loading too); a kernel of the student's own compiled under a library kernel's
-exact name counts as its own; timed calls are not observed (their time is the judge's
-canaries' and the physical floor's business).
+dynamic loading too, torch's other internals a warning), so a kernel that can tell the
+profiler is on can behave while watched; a kernel of the student's own compiled under a
+library kernel's exact name counts as its own.
 """
 from __future__ import annotations
 
@@ -46,32 +55,61 @@ ATEN = re.compile(r"at::native::|at::cuda::")
 
 # ---- in the child ------------------------------------------------------------------------------
 
+class Watch:
+    """Torch's profiler (CUDA activity) on between `start()` and `stop()`: `stop()`
+    synchronises the GPU first, so every kernel started meanwhile, on any stream, has run,
+    and returns {"kernels": [{name, stream, us}], "error": str|None}. A profiler that cannot
+    start or read is said in "error", never read as "nothing launched"."""
+
+    def __init__(self, max_kernels: int = MAX_KERNELS):
+        self.report: dict = {"kernels": [], "error": None}
+        self.prof = None
+        self.max_kernels = max_kernels
+
+    def start(self) -> None:
+        try:
+            from torch.profiler import ProfilerActivity, profile
+            prof = profile(activities=[ProfilerActivity.CUDA])
+            prof.__enter__()
+            self.prof = prof
+        except Exception as exc:  # noqa: BLE001
+            self.report["error"] = f"the profiler could not start: {type(exc).__name__}: {exc}"[:300]
+
+    def stop(self, sync: bool = True) -> dict:
+        """The report; `sync` False after the watched code raised (its error stands, no second one
+        from the synchronisation). A CUDA error the synchronisation raises propagates, after
+        the profiler stopped."""
+        import torch
+        if self.prof is None:
+            return self.report
+        try:
+            if sync:
+                torch.cuda.synchronize()
+        finally:
+            try:
+                self.prof.__exit__(None, None, None)
+                self.report["kernels"] = _kernels(self.prof, self.max_kernels)
+            except Exception as exc:  # noqa: BLE001
+                self.report["error"] = f"the profiler failed: {type(exc).__name__}: {exc}"[:300]
+            self.prof = None
+        return self.report
+
+
 def observed(fn, *args):
     """(fn(*args), what it launched): {"kernels": [{name, stream, us}], "error": str|None}.
     The GPU is synchronised before the profiler stops, so every kernel the call started
     (on any stream) has run; an exception of fn still propagates, after the profiler stopped."""
-    import torch
-    report: dict = {"kernels": [], "error": None}
-    try:
-        from torch.profiler import ProfilerActivity, profile
-        prof = profile(activities=[ProfilerActivity.CUDA])
-        prof.__enter__()
-    except Exception as exc:  # noqa: BLE001 - said, never read as "nothing launched"
-        report["error"] = f"the profiler could not start: {type(exc).__name__}: {exc}"[:300]
-        return fn(*args), report
+    watch = Watch()
+    watch.start()
     try:
         out = fn(*args)
-        torch.cuda.synchronize()
-    finally:
-        try:
-            prof.__exit__(None, None, None)
-            report["kernels"] = _kernels(prof)
-        except Exception as exc:  # noqa: BLE001
-            report["error"] = f"the profiler failed: {type(exc).__name__}: {exc}"[:300]
-    return out, report
+    except BaseException:
+        watch.stop(sync=False)
+        raise
+    return out, watch.stop()
 
 
-def _kernels(prof) -> list[dict]:
+def _kernels(prof, limit: int = MAX_KERNELS) -> list[dict]:
     from torch.autograd import DeviceType
     out = []
     for e in prof.events():
@@ -85,7 +123,7 @@ def _kernels(prof) -> list[dict]:
         except Exception:  # noqa: BLE001
             us = 0.0
         out.append({"name": name[:400], "stream": int(getattr(e, "device_resource_id", -1) or -1), "us": us})
-        if len(out) >= MAX_KERNELS:
+        if len(out) >= limit:
             break
     return out
 
@@ -152,11 +190,11 @@ def summarise(calls: list[dict], own: frozenset) -> dict:
             "without_own": without_own, "streams": len(streams), "errors": errors[:3]}
 
 
-def launch_flags(summary: dict, hidden: bool = False) -> list[dict]:
+def launch_flags(summary: dict, hidden: bool = False, where: str = "") -> list[dict]:
     """The flags of a summary (public calls: kernels named; hidden calls: withheld)."""
     if not summary or not summary.get("calls"):
         return []
-    where = "on a hidden config" if hidden else "in its checked calls"
+    where = where or ("on a hidden config" if hidden else "in its checked calls")
     flags = []
 
     def names(cls: str) -> str:
@@ -178,14 +216,67 @@ def launch_flags(summary: dict, hidden: bool = False) -> list[dict]:
             + ("" if hidden else f": {names('unknown')}"))})
     if summary.get("without_own"):
         flags.append({"code": "no_own_kernel", "tier": "review", "detail": (
-            f"{summary['without_own']} of its checked calls launched none of the submission's own GPU kernels "
+            f"{summary['without_own']} of its {'timed rounds' if 'timed' in where else 'checked calls'} launched "
+            "none of the submission's own GPU kernels "
             "(the output came from elsewhere: the host, a copy, a library?)" if not hidden else
             f"{where} a call launched none of the submission's own GPU kernels")})
     if summary.get("streams", 0) > 1 and not hidden:
         flags.append({"code": "side_streams", "tier": "warning", "detail": (
-            f"its own kernels ran on {summary['streams']} CUDA streams in its checked calls: work on a "
+            f"its own kernels ran on {summary['streams']} CUDA streams {where}: work on a "
             "stream the timing does not wait for is not timed")})
     if summary.get("errors") and not hidden:
         flags.append({"code": "launch_observation", "tier": "review", "detail": (
-            f"the kernels of {len(summary['errors'])} checked call(s) could not be observed: {summary['errors'][0]}")})
+            f"{where}, the kernels of {len(summary['errors'])} call(s) or round(s) could not be observed: "
+            f"{summary['errors'][0]}")})
     return flags
+
+
+# ---- the timed calls: one round a benchmark request, watched ----------------------------------
+# The judge picks one event round of every benchmark request at random (grader/gpu.py
+# `time_events`); the kernel's calls of that round run under the profiler, and that round is
+# left out of the figures. What it launched is classified as above, and held against what
+# the same kernel's untimed calls at that size launch and against the round's event times.
+UNTIMED_WORK = 1.25          # own kernels' GPU time above this share of the calls' event time
+
+
+def own_count(report: dict, own: frozenset) -> int:
+    """The submission's kernels in one observation."""
+    return sum(1 for r in report.get("kernels") or [] if isinstance(r, dict)
+               and classify(str(r.get("name", "")), own) == "own")
+
+
+def judge_watched(rounds: list[dict], own: frozenset, untimed_own: dict) -> tuple[dict, list[dict]]:
+    """(summary, flags) of the watched timed rounds: `rounds` [{S, kernels, error, event_ms,
+    truncated}], `untimed_own` {S: the fewest own kernels an untimed call at S launched}.
+    - the kernels' classes: foreign strict, ATen's a warning, unknown for review (as for the
+      checked calls);
+    - `timed_launches` (review): fewer own kernels than CALLS times what an untimed call
+      launches: some timed calls computed nothing on the GPU (an answer from elsewhere);
+    - `untimed_work` (review): own kernels busy longer than UNTIMED_WORK times the calls'
+      event time: work ran outside the timed windows (another stream, or left running)."""
+    summary = summarise(rounds, own)
+    flags = launch_flags(summary, where="in its timed calls")
+    per_size = {}
+    for rnd in rounds:
+        if rnd.get("error"):
+            continue
+        S = rnd.get("S")
+        calls = len(rnd.get("event_ms") or [])
+        n_own = own_count(rnd, own)
+        own_us = sum(float(r.get("us") or 0.0) for r in rnd.get("kernels") or []
+                     if isinstance(r, dict) and classify(str(r.get("name", "")), own) == "own")
+        event_us = 1000.0 * sum(rnd.get("event_ms") or [])
+        expected = calls * untimed_own.get(S, 0)
+        per_size.setdefault(S, []).append({"calls": calls, "own_launches": n_own, "expected": expected,
+                                           "own_us": round(own_us, 3), "event_us": round(event_us, 3)})
+        if expected and n_own < expected and not rnd.get("truncated") and \
+                not any(f["code"] == "timed_launches" for f in flags):
+            flags.append({"code": "timed_launches", "tier": "review", "detail": (
+                f"S={S}: in a timed round its {calls} calls launched {n_own} of its own kernels, where each of "
+                f"its untimed calls launches {untimed_own[S]}: some timed calls computed nothing on the GPU")})
+        if own_us > UNTIMED_WORK * event_us + 20 and not any(f["code"] == "untimed_work" for f in flags):
+            flags.append({"code": "untimed_work", "tier": "review", "detail": (
+                f"S={S}: in a timed round its kernels ran {own_us:.0f} us on the GPU while its calls measured "
+                f"{event_us:.0f} us: work ran outside the timed calls (another stream, or left running)")})
+    return {"rounds": len(rounds), "kernels": summary["kernels"], "without_own": summary["without_own"],
+            "errors": summary["errors"], "by_S": {str(k): v for k, v in per_size.items()}}, flags

@@ -197,7 +197,9 @@ class Worker:
         self._unaudited_begin()
         try:
             from .gpu import bench_size            # the CPU's rounds are the judge's (op_bench_round)
-            timed = bench_size(kernels, shape, self.cfg, int(h["nonce"]), canary_inputs, self.guard)
+            watch = h.get("watch") if h.get("observe", True) is not False else None
+            watch = watch if type(watch) is int else None
+            timed = bench_size(kernels, shape, self.cfg, int(h["nonce"]), canary_inputs, self.guard, watch)
         except StudentError as exc:
             self._unaudited_end()
             return _raised(exc, self.audit), None

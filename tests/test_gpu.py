@@ -45,7 +45,15 @@ def test_cuda_reference_is_ok_within_1e4(grade_cuda, name):
     assert launched["observed"] == launched["calls"] > len(result.checks), launched
     assert launched["without_own"] == 0 and not launched["errors"], launched
     assert {e["class"] for e in launched["kernels"].values()} <= {"own", "allocation"}, launched["kernels"]
-    assert not [f for f in result.flags if f["code"] in ("foreign_kernel", "unknown_kernel", "no_own_kernel")]
+    assert not [f for f in result.flags if f["code"] in ("foreign_kernel", "unknown_kernel", "no_own_kernel",
+                                                        "timed_launches", "untimed_work", "launch_observation")]
+    # one timed round watched in every benchmark request: its kernels are the reference's own, as many
+    # as its untimed calls launch, busy no longer than the calls measured
+    timed = launched["timed"]
+    assert timed["rounds"] >= len(result.bench) * 5 and not timed["errors"] and timed["without_own"] == 0, timed
+    assert {e["class"] for e in timed["kernels"].values()} <= {"own", "allocation"}, timed["kernels"]
+    for S, rounds in timed["by_S"].items():
+        assert all(r["own_launches"] >= r["expected"] > 0 and r["own_us"] <= 1.25 * r["event_us"] for r in rounds), (S, rounds)
     # the canaries: CANARIES per method per request, at least MIN_REQUESTS requests a size, every one
     # checked (grader/gpu.py): >= 99% to catch a kernel wrong on 5% of its timed calls
     from grader.confidence import MIN_REQUESTS

@@ -76,3 +76,53 @@ def test_hidden_calls_flag_without_names():
     flags = launch_flags(summarise([_call("k(float*)", SDPA)], frozenset({"k"})), hidden=True)
     assert [f["code"] for f in flags] == ["foreign_kernel"] and "fmha" not in flags[0]["detail"]
     assert "hidden" in flags[0]["detail"]
+
+
+# ---- the watched timed round (grader/gpu.py time_events `watch`) -------------------------------
+
+def _round(S, own_launches, us_each=10.0, events_ms=0.02, extra=(), stream=7, calls=16):
+    kernels = [{"name": OWN_FUSED, "stream": stream, "us": us_each} for _ in range(own_launches)]
+    kernels += [{"name": FILL, "stream": stream, "us": 80.0} for _ in range(calls)]      # the L2 flushes
+    kernels += [{"name": n, "stream": stream, "us": 5.0} for n in extra]
+    return {"S": S, "kernels": kernels, "error": None, "event_ms": [events_ms] * calls, "truncated": False}
+
+
+def test_an_honest_timed_round_accounts_for_its_calls():
+    from grader.launches import judge_watched
+    own = frozenset({"fused_attention_kernel"})
+    summary, flags = judge_watched([_round(512, 16), _round(1024, 16)], own, {512: 1, 1024: 1})
+    assert flags == [] and summary["rounds"] == 2
+    assert summary["by_S"]["512"] == [{"calls": 16, "own_launches": 16, "expected": 16, "own_us": 160.0,
+                                       "event_us": 320.0}]
+
+
+def test_a_timed_round_that_launches_sdpa_or_skips_calls_or_runs_past_its_events_is_flagged():
+    """The attacks the watch is for: compute only while timed (a library's attention kernel),
+    answers from elsewhere on some timed calls (fewer of its kernels than its untimed calls
+    launch), and work outside the timed windows (another stream: GPU time the events did not see)."""
+    from grader.launches import judge_watched
+    own = frozenset({"fused_attention_kernel"})
+    _, flags = judge_watched([_round(512, 16, extra=[SDPA] * 16)], own, {512: 1})
+    assert [(f["code"], f["tier"]) for f in flags] == [("foreign_kernel", "strict")] and "timed calls" in flags[0]["detail"]
+    _, flags = judge_watched([_round(512, 12)], own, {512: 1})
+    assert [f["code"] for f in flags] == ["timed_launches"] and "launched 12 of its own kernels" in flags[0]["detail"]
+    _, flags = judge_watched([_round(512, 16, us_each=100.0, events_ms=0.01)], own, {512: 1})
+    assert [f["code"] for f in flags] == ["untimed_work"], flags
+    # nothing of its own in a timed round, and a profiler that failed: said, never clean
+    _, flags = judge_watched([_round(512, 0)], own, {512: 1})
+    assert {f["code"] for f in flags} == {"no_own_kernel", "timed_launches"}
+    _, flags = judge_watched([{"S": 512, "kernels": [], "error": "the profiler could not start: X", "event_ms": []}],
+                             own, {512: 1})
+    assert [f["code"] for f in flags] == ["launch_observation"]
+
+
+def test_the_childs_report_of_a_watched_round_is_bounded():
+    from grader.gpu import CALLS
+    from grader.judge import _plausible_watch
+    good = {"round": 3, "kernels": [{"name": "k", "stream": 1, "us": 2.0}], "event_ms": [0.1] * CALLS, "error": None}
+    assert _plausible_watch(good, 3)["kernels"] == [{"name": "k", "stream": 1, "us": 2.0}]
+    assert _plausible_watch(good, 4) is None                      # not the round asked for
+    assert _plausible_watch({**good, "event_ms": [0.1] * 3}, 3) is None
+    assert _plausible_watch({**good, "event_ms": [float("nan")] * CALLS}, 3) is None
+    odd = _plausible_watch({**good, "kernels": [{"name": "x" * 10_000, "stream": "s", "us": float("inf")}, 7]}, 3)
+    assert odd["kernels"] == [{"name": "x" * 400, "stream": -1, "us": 0.0}]
