@@ -112,10 +112,12 @@ def format_result(r: GradeResult) -> str:
             out += [f"    S={b.S:<5} {text}" for b, text in spans]
         capped = [b for b in r.bench if (b.judge_clock or {}).get("sdpa_capped_ms")]
         if capped:
+            cap = "1.10x the SDPA the grader timed in a clean process" if r.backend != "cpu" else \
+                "1.25x the grader's SDPA"
             out.append("  SDPA ran slower beside your kernel than in the grader's own process at S = "
                        + ", ".join(str(b.S) for b in capped) + ": the slowdown there is taken against "
                        + ", ".join(f"{b.judge_clock['sdpa_capped_ms']:.4g} ms" for b in capped)
-                       + " (1.25x the grader's SDPA), not the SDPA column")
+                       + f" ({cap}), not the SDPA column")
         charged = [b for b in r.bench if (b.judge_clock or {}).get("charged_ms")]
         if charged:
             out.append("  the grader's own clock saw rounds take longer than the calls reported at S = "

@@ -379,3 +379,40 @@ def test_libcs_back_doors_are_strict(cfg, tmp_path, how):
     result = grade(tmp_path / "attention.py", cfg, backend="cpu", bench=False)
     assert result.verdict == "cheat_suspected", (result.verdict, result.message, result.compile.log[-500:])
     assert code in {f["code"] for f in result.flags if f["tier"] == "strict"}, result.flags
+
+
+def test_a_gpu_baseline_slowed_beside_the_kernel_is_capped_to_the_clean_one(cfg, monkeypatch):
+    """grader/baseline.py: SDPA timed again in a clean process on the same GPU; SDPA beside the
+    kernel counts for at most 1.10x that (the slowdown and its interval move), above 1.20x it is
+    flagged; on a GPU found busy the cap is not applied; a failed measurement is said."""
+    import grader.judge as judge_module
+    from grader.baseline import GPU_SDPA_CAP
+    judge = Judge.__new__(Judge)
+    judge.cfg, judge._device_env, judge.stage = cfg, {}, lambda *a: None
+    S = cfg.bench_shapes[0].S
+
+    def fresh(quality="clean"):
+        judge.state = {"timing": {"method_by_S": {S: "events"}}, "system": {"gpu_uuid": "GPU-x"},
+                       "bench_quality": {"status": quality}, "judge_flags": []}
+        return [{"S": S, "student_ms": 2.0, "sdpa_ms": 1.5, "slowdown": 2.0 / 1.5,
+                 "interval": {"low": 1.3, "high": 1.36, "rounds": 50}}]
+    monkeypatch.setattr(judge_module, "clean_sdpa", lambda uuid, sizes, env: ({str(S): 1.0}, ""))
+    rows = fresh()
+    judge._clean_sdpa(rows)
+    assert rows[0]["slowdown"] == 2.0 / GPU_SDPA_CAP and rows[0]["judge_clock"]["sdpa_capped_ms"] == GPU_SDPA_CAP
+    assert rows[0]["interval"]["adjusted"] and rows[0]["interval"]["low"] < rows[0]["slowdown"] < rows[0]["interval"]["high"]
+    assert [f["code"] for f in judge.state["judge_flags"]] == ["baseline_slowed"]
+    assert judge.state["timing"]["clean_sdpa"]["sdpa_ms_by_S"] == {str(S): 1.0}
+    rows = fresh("noisy")
+    judge._clean_sdpa(rows)
+    assert rows[0]["slowdown"] == 2.0 / 1.5 and [f["code"] for f in judge.state["judge_flags"]] == ["baseline_slowed"]
+    # an honest baseline (within 1.10x of the clean one) is left as it is
+    monkeypatch.setattr(judge_module, "clean_sdpa", lambda uuid, sizes, env: ({str(S): 1.45}, ""))
+    rows = fresh()
+    judge._clean_sdpa(rows)
+    assert rows[0]["slowdown"] == 2.0 / 1.5 and judge.state["judge_flags"] == []
+    # no GPU here: the real measurement fails, and says so
+    monkeypatch.undo()
+    rows = fresh()
+    judge._clean_sdpa(rows)
+    assert rows[0]["slowdown"] == 2.0 / 1.5 and "failed" in judge.state["timing"]["clean_sdpa"]["error"]

@@ -152,6 +152,7 @@ def _benchmark(cfg: config.Config) -> str:
     from grader import confidence, gpu
     from grader.bench import ROWS_PER_HEAD
     from grader.gpu import CANARIES, detection
+    from grader.baseline import GPU_SDPA_CAP
     from grader.judge import SDPA_CAP
     b = cfg.bench_shapes[0]
     sizes = ", ".join(str(s.S) for s in cfg.bench_shapes)
@@ -189,7 +190,9 @@ def _benchmark(cfg: config.Config) -> str:
             "timed, not only on the check inputs. The tier is decided by the ratio of the **medians**: "
             "no single fast call moves it. On the CPU the grader also times SDPA in its own process, "
             f"and your slowdown is taken against at most {SDPA_CAP:g}x that (SDPA beside your kernel can "
-            "run slower: your OpenMP threads still spinning, say); time a round took on the grader's "
+            "run slower: your OpenMP threads still spinning, say); on CUDA it times SDPA again after the "
+            "benchmark, with the same harness, in a clean process on the same GPU, and takes your slowdown "
+            f"against at most {GPU_SDPA_CAP:g}x that. On the CPU, time a round took on the grader's "
             "own clock beyond what its calls reported is charged to your kernel. If the machine was "
             "busy or the timings spread widely, the summary and the report say so (`bench_quality`).\n")
 

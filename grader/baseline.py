@@ -1,0 +1,54 @@
+"""SDPA timed in a clean process: the GPU baseline no kernel's process can touch.
+
+The CUDA harness times SDPA beside the student's kernel, in the student's process (grader/gpu.py),
+where native code can slow it: an allocator, a stream priority, the persisting-L2 window, a
+kernel left running, torch's settings (the state guard puts back the ones it knows). So after
+the benchmark the judge runs this module in a process of its own, on the same GPU, with the
+same harness (`time_events`, or `time_graphs` where the grade's headline was the graph
+method), SDPA alone, and holds the baseline measured beside the kernel to at most
+GPU_SDPA_CAP times it (grader/judge.py `_clean_sdpa`).
+
+    echo '{"uuid": "GPU-...", "sizes": [{"shape": {...}, "method": "graph"}]}' | python -m grader.baseline
+
+prints {"sdpa_ms": {"<S>": ms}, "seconds": s}. Trusted code only: no student code is loaded here.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+GPU_SDPA_CAP = 1.10         # the baseline beside the kernel counts for at most this times the clean one
+GPU_SLOWED_REVIEW = 1.20    # above this, a review flag (baseline_slowed)
+
+
+def measure(uuid: str, sizes: list[dict]) -> dict:
+    """{S: SDPA's median ms} with the harness's method of each size."""
+    import torch.nn.functional as F
+
+    from .config import Shape
+    from .gpu import select_gpu, time_events_interleaved, time_graph_all
+    if uuid:
+        select_gpu(uuid)
+    out = {}
+    for size in sizes:
+        shape = Shape(**size["shape"])
+        kernels = {"sdpa": F.scaled_dot_product_attention}
+        timings = time_graph_all(kernels, shape) if size.get("method") == "graph" else None
+        if timings is None:
+            timings = time_events_interleaved(kernels, shape)
+        out[str(shape.S)] = timings["sdpa"].median_ms
+    return out
+
+
+def main() -> int:
+    t0 = time.monotonic()
+    request = json.loads(sys.stdin.read())
+    result = {"sdpa_ms": measure(str(request.get("uuid") or ""), list(request["sizes"]))}
+    result["seconds"] = round(time.monotonic() - t0, 3)
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
