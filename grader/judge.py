@@ -92,6 +92,7 @@ class Judge:
         self._launches: dict = {False: [], True: []}   # per checked call, public and hidden: kernels launched
         self._untimed_reports: dict = {}  # S -> the bench requests' untimed calls' launches
         self._watched: list = []          # the watched timed round of every bench request
+        self._clean_process = None        # CUDA: the clean SDPA process (CleanSdpa)
         self.child_dir: Path | None = None
         self.library: Path | None = None
         self.output_public = ""
@@ -319,6 +320,8 @@ class Judge:
                 self._waited += time.monotonic() - t0
                 child.deadline += time.monotonic() - t0
             self._device_env, self._gpu_nodes = env, gpu_nodes
+            if self.device == "cuda" and self.bench_on and self.cfg.bench_shapes:
+                self._clean_process = CleanSdpa(env)      # torch's import while the kernel is checked
             self._open_device()
             public_ok = self._checks(self.cfg.configs, hidden=False)
             self._name_the_precision()
@@ -326,6 +329,10 @@ class Judge:
                 self._bench()
         except ChildFailed as failed:
             self._fail(failed)
+        finally:
+            if self._clean_process is not None:
+                self._clean_process.close()
+                self._clean_process = None
         self._hidden()
         if self.verdict is None:
             self.finish("ok", NOT_TIMED_IN_INTERPRETER if self.interpreter and self.bench_on else
@@ -575,6 +582,8 @@ class Judge:
             kernels += [n for n, r in refs.items() if isinstance(r, dict) and r.get("ok")]
         rng = random.Random(secrets.randbits(64))
         rows, timing, per_size = [], {}, []
+        if self._clean_process is not None and not self._clean_process.ready():
+            self._clean_process = None          # said after the benchmark (timing.clean_sdpa)
         for shape in self.cfg.bench_shapes:
             runs = []
             for attempt in range(1 + MAX_RERUNS):
@@ -652,7 +661,12 @@ class Judge:
         sizes = [{"shape": next(s for s in self.cfg.bench_shapes if s.S == row["S"]).as_dict(),
                   "method": methods.get(row["S"], "events")} for row in rows]
         uuid = str(self.state.get("system", {}).get("gpu_uuid") or "")
-        clean, why = clean_sdpa(uuid, sizes, self._device_env or {})
+        process = self._clean_process or CleanSdpa(self._device_env or {})
+        try:
+            clean, why = process.measure(uuid, sizes) if process.ready() else (None, process.why)
+        finally:
+            process.close()
+            self._clean_process = None
         if clean is None:
             self.state["timing"]["clean_sdpa"] = {"error": why}
             return
@@ -1098,31 +1112,74 @@ def _plausible_rounds(d, timings: dict, wall_s: float) -> dict:
 
 _CLEAN_SDPA: dict = {}           # (uuid, sizes) -> (time measured, {S: ms}): a batch's grades share it
 CLEAN_SDPA_TTL_S = 600.0
-CLEAN_SDPA_TIMEOUT_S = 180.0
+CLEAN_SDPA_TIMEOUT_S = 120.0
 
 
-def clean_sdpa(uuid: str, sizes: list, device_env: dict) -> tuple[dict | None, str]:
-    """({S: SDPA ms}, "") measured by grader/baseline.py in a process of the judge's on the GPU
-    `uuid` (reused for CLEAN_SDPA_TTL_S by the grades of a batch), or (None, why)."""
-    import json
-    import subprocess
-    import sys
-    key = (uuid, json.dumps(sizes, sort_keys=True))
-    hit = _CLEAN_SDPA.get(key)
-    if hit and time.monotonic() - hit[0] < CLEAN_SDPA_TTL_S:
-        return hit[1], ""
-    env = {**os.environ, **{k: v for k, v in device_env.items() if k == "CUDA_VISIBLE_DEVICES"}}
-    try:
-        proc = subprocess.run([sys.executable, "-m", "grader.baseline"], input=json.dumps({"uuid": uuid, "sizes": sizes}),
-                              capture_output=True, text=True, timeout=CLEAN_SDPA_TIMEOUT_S, env=env,
-                              cwd=str(Path(__file__).resolve().parent.parent))
-        got = json.loads(proc.stdout.strip().splitlines()[-1])["sdpa_ms"] if proc.returncode == 0 else None
-    except (subprocess.TimeoutExpired, ValueError, KeyError, IndexError, OSError) as exc:
-        return None, f"the clean SDPA measurement failed: {type(exc).__name__}"
-    if not isinstance(got, dict) or not all(isinstance(v, (int, float)) and v > 0 for v in got.values()):
-        return None, "the clean SDPA measurement failed: " + (proc.stderr.strip().splitlines() or ["no output"])[-1][:200]
-    _CLEAN_SDPA[key] = (time.monotonic(), got)
-    return got, ""
+class CleanSdpa:
+    """The judge's clean SDPA process (grader/baseline.py), started when the device phase
+    begins so that torch's import overlaps the checks; `ready()` before the benchmark,
+    `measure()` after it, `close()` always."""
+
+    def __init__(self, device_env: dict):
+        import subprocess
+        import sys
+        env = {**os.environ, **{k: v for k, v in device_env.items() if k == "CUDA_VISIBLE_DEVICES"}}
+        self.proc = None
+        self.why = ""
+        self.is_ready = False
+        try:
+            self.proc = subprocess.Popen([sys.executable, "-m", "grader.baseline"], stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                                         cwd=str(Path(__file__).resolve().parent.parent))
+        except OSError as exc:
+            self.why = f"the clean SDPA process did not start: {exc}"[:200]
+
+    def ready(self, timeout: float = CLEAN_SDPA_TIMEOUT_S) -> bool:
+        """Wait until the process has imported torch (so nothing of it runs while timing)."""
+        import select
+        if self.is_ready:
+            return True
+        if self.proc is None or self.proc.stdout is None:
+            return False
+        r, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        line = self.proc.stdout.readline() if r else ""
+        if line.strip() != "ready":
+            self.why = "the clean SDPA process did not get ready"
+            self.close()
+            return False
+        self.is_ready = True
+        return True
+
+    def measure(self, uuid: str, sizes: list) -> tuple[dict | None, str]:
+        """({S: SDPA ms}, "") of `sizes` on the GPU `uuid` (reused for CLEAN_SDPA_TTL_S by a
+        batch's grades), or (None, why)."""
+        import json
+        import subprocess
+        key = (uuid, json.dumps(sizes, sort_keys=True))
+        hit = _CLEAN_SDPA.get(key)
+        if hit and time.monotonic() - hit[0] < CLEAN_SDPA_TTL_S:
+            self.close()
+            return hit[1], ""
+        if self.proc is None or self.proc.poll() is not None:
+            return None, self.why or "the clean SDPA process ended early"
+        try:
+            out, err = self.proc.communicate(json.dumps({"uuid": uuid, "sizes": sizes}), timeout=CLEAN_SDPA_TIMEOUT_S)
+            got = json.loads(out.strip().splitlines()[-1])["sdpa_ms"] if self.proc.returncode == 0 else None
+        except (subprocess.TimeoutExpired, ValueError, KeyError, IndexError, OSError) as exc:
+            self.close()
+            return None, f"the clean SDPA measurement failed: {type(exc).__name__}"
+        if not isinstance(got, dict) or not got or not all(isinstance(v, (int, float)) and v > 0 for v in got.values()):
+            return None, "the clean SDPA measurement failed: " + ((err or "").strip().splitlines() or ["no output"])[-1][:200]
+        _CLEAN_SDPA[key] = (time.monotonic(), got)
+        return got, ""
+
+    def close(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            try:
+                self.proc.communicate(timeout=5)
+            except Exception:  # noqa: BLE001 - gone either way
+                pass
 
 
 def _plausible_watch(d, watch: int | None) -> dict | None:

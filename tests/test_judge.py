@@ -381,38 +381,51 @@ def test_libcs_back_doors_are_strict(cfg, tmp_path, how):
     assert code in {f["code"] for f in result.flags if f["tier"] == "strict"}, result.flags
 
 
-def test_a_gpu_baseline_slowed_beside_the_kernel_is_capped_to_the_clean_one(cfg, monkeypatch):
+def test_a_gpu_baseline_slowed_beside_the_kernel_is_capped_to_the_clean_one(cfg):
     """grader/baseline.py: SDPA timed again in a clean process on the same GPU; SDPA beside the
     kernel counts for at most 1.10x that (the slowdown and its interval move), above 1.20x it is
     flagged; on a GPU found busy the cap is not applied; a failed measurement is said."""
-    import grader.judge as judge_module
     from grader.baseline import GPU_SDPA_CAP
     judge = Judge.__new__(Judge)
     judge.cfg, judge._device_env, judge.stage = cfg, {}, lambda *a: None
     S = cfg.bench_shapes[0].S
 
-    def fresh(quality="clean"):
+    class Measured:                    # what the clean process measured (its protocol: below, for real)
+        def __init__(self, ms):
+            self.ms, self.why = ms, ""
+
+        def ready(self):
+            return True
+
+        def measure(self, uuid, sizes):
+            assert uuid == "GPU-x" and sizes == [{"shape": cfg.bench_shapes[0].as_dict(), "method": "events"}]
+            return {str(S): self.ms}, ""
+
+        def close(self):
+            pass
+
+    def fresh(ms, quality="clean"):
+        judge._clean_process = Measured(ms)
         judge.state = {"timing": {"method_by_S": {S: "events"}}, "system": {"gpu_uuid": "GPU-x"},
                        "bench_quality": {"status": quality}, "judge_flags": []}
         return [{"S": S, "student_ms": 2.0, "sdpa_ms": 1.5, "slowdown": 2.0 / 1.5,
                  "interval": {"low": 1.3, "high": 1.36, "rounds": 50}}]
-    monkeypatch.setattr(judge_module, "clean_sdpa", lambda uuid, sizes, env: ({str(S): 1.0}, ""))
-    rows = fresh()
+    rows = fresh(1.0)
     judge._clean_sdpa(rows)
     assert rows[0]["slowdown"] == 2.0 / GPU_SDPA_CAP and rows[0]["judge_clock"]["sdpa_capped_ms"] == GPU_SDPA_CAP
     assert rows[0]["interval"]["adjusted"] and rows[0]["interval"]["low"] < rows[0]["slowdown"] < rows[0]["interval"]["high"]
     assert [f["code"] for f in judge.state["judge_flags"]] == ["baseline_slowed"]
     assert judge.state["timing"]["clean_sdpa"]["sdpa_ms_by_S"] == {str(S): 1.0}
-    rows = fresh("noisy")
+    rows = fresh(1.0, "noisy")
     judge._clean_sdpa(rows)
     assert rows[0]["slowdown"] == 2.0 / 1.5 and [f["code"] for f in judge.state["judge_flags"]] == ["baseline_slowed"]
     # an honest baseline (within 1.10x of the clean one) is left as it is
-    monkeypatch.setattr(judge_module, "clean_sdpa", lambda uuid, sizes, env: ({str(S): 1.45}, ""))
-    rows = fresh()
+    rows = fresh(1.45)
     judge._clean_sdpa(rows)
     assert rows[0]["slowdown"] == 2.0 / 1.5 and judge.state["judge_flags"] == []
-    # no GPU here: the real measurement fails, and says so
-    monkeypatch.undo()
-    rows = fresh()
+    # the real process, no GPU here: it gets ready (torch imported), then its measurement fails, said
+    rows = fresh(1.0)
+    judge._clean_process = None
     judge._clean_sdpa(rows)
-    assert rows[0]["slowdown"] == 2.0 / 1.5 and "failed" in judge.state["timing"]["clean_sdpa"]["error"]
+    assert rows[0]["slowdown"] == 2.0 / 1.5 and "failed" in judge.state["timing"]["clean_sdpa"]["error"], \
+        judge.state["timing"]["clean_sdpa"]
