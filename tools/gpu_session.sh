@@ -15,6 +15,7 @@
 #   corpus      tools/corpus.py --kind cuda: verdict, tier, compile time, speed of every CUDA kernel
 #   bench       make bench-reference           fidelity   tools/fidelity.py (5 grades)
 #   ab          the launch observation's cost on later timings: tools/profiler_ab.py (AB_N grades per arm)
+#   gradetime   make grade beside an older tree (tools/grade_time_ab.py; GRADETIME_OLD, GT_N)
 #   compile     changed-_CUDA_SRC compile time (3 edits) and nvcc's phases
 #   noisy       a grade alone, then beside a process hammering the same GPU: bench_quality
 #   throughput  N (50) submissions batch-graded on GPU 0 with the sandbox (GPUS="0 0,1" for two)
@@ -36,7 +37,7 @@ LOGS=${LOGS:-/tmp/gpu-logs}
 mkdir -p "$OUT" "$LOGS"
 PY=${PY:-python3}
 
-declare -A LIMIT=([setup]=60 [system]=150 [grade]=240 [tests]=1500 [redteam]=580 [corpus]=300 [bench]=120 [fidelity]=400 [ab]=560
+declare -A LIMIT=([setup]=60 [system]=150 [grade]=240 [tests]=1500 [redteam]=580 [corpus]=300 [bench]=120 [fidelity]=400 [ab]=560 [gradetime]=560
                   [compile]=120 [noisy]=150 [throughput]=480 [profile]=240 [demo]=240 [triton]=420 [tprofile]=240)
 
 phase() {
@@ -132,6 +133,10 @@ bench)
     $PY tools/bench_reference.py --json "$LOGS/bench_reference.json" ;;
 fidelity)
     $PY tools/fidelity.py reference/fused.cu ;;
+gradetime)
+    # make grade side by side with an older tree (GRADETIME_OLD, default .cache/carry/old: unpack it there
+    # with `git archive REV | tar x -C .cache/carry/old` before the call): the issue's 10% bar
+    $PY tools/grade_time_ab.py --old "${GRADETIME_OLD:-.cache/carry/old}" --n "${GT_N:-2}" ;;
 ab)
     # what the launch observation costs the timings after it: a warm-up grade (the builds), then
     # AB_N grades each with it on and off, alternating (tools/profiler_ab.py)

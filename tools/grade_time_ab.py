@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Is `make grade` (or the batch) slower than it was? Side by side, in one run.
+
+Grades one file with this tree and with an older one (a `git archive` of it unpacked
+anywhere: `git archive REV | tar x -C DIR`), each once to build its caches, then N times
+each, alternating (new old, old new, ...) so that the machine's drift lands on both; prints
+the wall time of every grade, the medians, their ratio and the stages that changed.
+
+    python tools/grade_time_ab.py --old DIR [--file reference/fused.cu] [--backend auto] [--n 2]
+    python tools/grade_time_ab.py --old DIR --batch FOLDER [--n 1]      # a batch instead
+
+The issue's bar: no more than 10% slower.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run(tree: Path, args, out: Path) -> tuple[float, dict]:
+    """(wall seconds, stage_seconds) of one grade (or batch) with the grader of `tree`."""
+    file = str((ROOT / args.file).resolve()) if not Path(args.file).is_absolute() else args.file
+    if args.batch:
+        cmd = [sys.executable, "-m", "grader", "batch", str(Path(args.batch).resolve()), "--out", str(out),
+               "--no-pdf"] + (["--gpus", args.gpus] if args.gpus else [])
+    else:
+        cmd = [sys.executable, "-m", "grader", "grade", file, "--backend", args.backend, "--json", str(out)]
+    env = {k: v for k, v in os.environ.items() if k != "GRADER_CACHE"}
+    t0 = time.monotonic()
+    subprocess.run(cmd, cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    wall = time.monotonic() - t0
+    stages = {}
+    if not args.batch and out.is_file():
+        stages = json.loads(out.read_text()).get("stage_seconds") or {}
+    return wall, stages
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--old", required=True, help="the older tree (unpacked git archive)")
+    ap.add_argument("--file", default="reference/fused.cu")
+    ap.add_argument("--backend", default="auto")
+    ap.add_argument("--batch", default=None, help="a submissions folder: time `grader batch` instead")
+    ap.add_argument("--gpus", default=None)
+    ap.add_argument("--n", type=int, default=2)
+    a = ap.parse_args()
+    trees = {"new": ROOT, "old": Path(a.old).resolve()}
+    walls: dict = {"new": [], "old": []}
+    stages: dict = {"new": [], "old": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, tree in trees.items():            # caches built, not counted
+            w, _ = run(tree, a, Path(tmp) / f"warm-{name}")
+            print(f"warm-up {name}: {w:.1f} s", flush=True)
+        for i in range(a.n):
+            for name in ("new", "old") if i % 2 == 0 else ("old", "new"):
+                w, st = run(trees[name], a, Path(tmp) / f"{name}{i}")
+                walls[name].append(w)
+                stages[name].append(st)
+                print(f"grade {i + 1}/{a.n} {name}: {w:.1f} s  "
+                      + " ".join(f"{k}={v:.1f}" for k, v in st.items() if isinstance(v, (int, float))), flush=True)
+    new, old = statistics.median(walls["new"]), statistics.median(walls["old"])
+    print(f"\nmedian wall: new {new:.1f} s, old {old:.1f} s: new/old {new / old:.3f} ({(new / old - 1):+.1%})")
+    keys = sorted({k for arm in stages.values() for st in arm for k in st})
+    for k in keys:
+        vals = {n: [st.get(k) for st in stages[n] if isinstance(st.get(k), (int, float))] for n in stages}
+        if vals["new"] or vals["old"]:
+            m = {n: statistics.median(v) if v else 0.0 for n, v in vals.items()}
+            print(f"  {k:<20} new {m['new']:7.2f} s   old {m['old']:7.2f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
