@@ -41,7 +41,8 @@ class Child:
     the judge is done with it."""
 
     def __init__(self, workdir: Path, options: RunOptions, threads: int, gpu: bool, deadline: float):
-        from .sandbox import SandboxError, bwrap_command, bwrap_path, child_env, prepare_workdir
+        from .sandbox import (SANDBOX_UID, SandboxError, bwrap_command, bwrap_path, child_env, prepare_workdir,
+                              sandbox_uid)
         self.options, self.limits, self.workdir = options, options.limits, workdir
         self.deadline = deadline
         p2c_r, p2c_w = os.pipe()
@@ -62,18 +63,20 @@ class Child:
                                   "or set GRADER_BWRAP to a bwrap binary")
             extra["GRADER_CACHE"] = str(workdir / "cache")
             extra["GRADER_SHARED_CACHE"] = str(cache_root())
-            prepare_workdir(workdir)
+            uid = sandbox_uid()
+            prepare_workdir(workdir, uid)
             tmp = Path("/tmp")
             from .seccomp import denied_names, program_fd
             seccomp_fd = program_fd()
             try:
                 cmd = bwrap_command(bwrap, cmd, workdir, self.limits, tuple(options.hide),
                                     tuple(options.ro_paths) + tuple(_dispatch_build_dirs()),
-                                    tuple(options.gpu_nodes), seccomp_fd=seccomp_fd)
+                                    tuple(options.gpu_nodes), seccomp_fd=seccomp_fd, uid=uid)
             except SandboxError as e:
                 raise GraderError(str(e)) from None
             self.isolation = {"sandbox": "bwrap", "bwrap": bwrap, "limits": self.limits.as_dict(),
-                              "network": "none", "uid": "unprivileged", "gpu_nodes": list(options.gpu_nodes),
+                              "network": "none", "uid": f"{uid}, its own" if uid != SANDBOX_UID else "unprivileged",
+                              "gpu_nodes": list(options.gpu_nodes),
                               "seccomp": (f"{len(denied_names())} system calls refused" if seccomp_fd is not None
                                           else "none (no system-call table for this machine)")}
         env = child_env(extra, home, tmp)

@@ -9,8 +9,9 @@ child gets an allowlisted environment (`child_env`): none of the grader's variab
 With bubblewrap (`bwrap`, Debian package `bubblewrap`) the child also runs in a sandbox
 (`bwrap_command`), shaped like the contest judges' (isolate, CMS):
 - an unprivileged uid and no capabilities, even when the grader runs as root: as root,
-  bwrap builds the sandbox and the child drops to `SANDBOX_UID` (65534, nobody) before it
-  runs anything, with no capability left and no way back (no_new_privs); as a normal
+  bwrap builds the sandbox and the child drops to a uid of its own (`sandbox_uid`: no
+  other child, before or beside it, has it) before it runs anything, with no capability
+  left and no way back (no_new_privs); as a normal
   user, bwrap's own user namespace does it. So the child can neither unmount nor remount
   anything, nor write any file it does not own.
 - an allowlist of read-only binds instead of `/`: the system folders (`/usr`, `/lib*`, a
@@ -39,6 +40,24 @@ GiB = 1 << 30
 MiB = 1 << 20
 SANDBOX_UID = int(os.environ.get("GRADER_SANDBOX_UID", "65534"))     # nobody
 SANDBOX_GID = int(os.environ.get("GRADER_SANDBOX_GID", "65534"))     # nogroup
+# As root, every sandbox gets a uid (and gid) of its own from this range, so that nothing the
+# kernel keeps per user (keyrings, inotify and message-queue quotas, ...) is shared between
+# two children or outlives one into the next; GRADER_SANDBOX_UID set: that one uid for all.
+UID_BASE = int(os.environ.get("GRADER_SANDBOX_UID_BASE", "3900000"))
+UID_RANGE = 100_000
+_uid_lock = threading.Lock()
+_uid_next = [int.from_bytes(os.urandom(4), "little") % UID_RANGE]
+
+
+def sandbox_uid() -> int:
+    """A uid for the next sandbox: its own, as root (UID_BASE + a counter that starts at a
+    random place, so concurrent graders rarely meet); SANDBOX_UID otherwise, or when
+    GRADER_SANDBOX_UID names one."""
+    if not as_root() or "GRADER_SANDBOX_UID" in os.environ:
+        return SANDBOX_UID
+    with _uid_lock:
+        _uid_next[0] = (_uid_next[0] + 1) % UID_RANGE
+        return UID_BASE + _uid_next[0]
 
 
 @dataclass(frozen=True)
@@ -142,20 +161,24 @@ def _system_binds() -> list[str]:
 _ACCOUNTS: Path | None = None
 
 
-def _accounts_dir() -> Path:
-    """A minimal /etc/passwd and /etc/group (root, nobody and the sandbox's uid), so
-    getpwuid works without showing the machine's accounts."""
+def _accounts_dir(uid: int = SANDBOX_UID) -> Path:
+    """A minimal /etc/passwd and /etc/group (root and the sandbox's uid, named student), so
+    getpwuid works without showing the machine's accounts: one folder per uid."""
     global _ACCOUNTS
-    if _ACCOUNTS is None or not (_ACCOUNTS / "passwd").is_file():
-        folder = Path(tempfile.mkdtemp(prefix="grader-accounts-"))
-        os.chmod(folder, 0o755)
-        (folder / "passwd").write_text(f"root:x:0:0:root:/root:/usr/sbin/nologin\n"
-                                       f"student:x:{SANDBOX_UID}:{SANDBOX_GID}:student:/nonexistent:/usr/sbin/nologin\n")
-        (folder / "group").write_text(f"root:x:0:\nstudent:x:{SANDBOX_GID}:\n")
-        for name in ("passwd", "group"):
-            os.chmod(folder / name, 0o644)
-        _ACCOUNTS = folder
-    return _ACCOUNTS
+    with _uid_lock:
+        if _ACCOUNTS is None or not _ACCOUNTS.is_dir():
+            _ACCOUNTS = Path(tempfile.mkdtemp(prefix="grader-accounts-"))
+            os.chmod(_ACCOUNTS, 0o755)
+        folder = _ACCOUNTS / str(uid)
+        if not (folder / "group").is_file():
+            folder.mkdir(mode=0o755, exist_ok=True)
+            gid = uid if uid != SANDBOX_UID else SANDBOX_GID
+            (folder / "passwd").write_text(f"root:x:0:0:root:/root:/usr/sbin/nologin\n"
+                                           f"student:x:{uid}:{gid}:student:/nonexistent:/usr/sbin/nologin\n")
+            (folder / "group").write_text(f"root:x:0:\nstudent:x:{gid}:\n")
+            for name in ("passwd", "group"):
+                os.chmod(folder / name, 0o644)
+        return folder
 
 
 def python_paths() -> list[Path]:
@@ -229,11 +252,13 @@ def _ancestors_dirs(paths: list[Path], made: set) -> list[str]:
 
 
 def bwrap_command(bwrap: str, cmd: list[str], workdir: Path, limits: Limits, hide: tuple = (),
-                  ro_paths: tuple = (), gpu_nodes: tuple = (), seccomp_fd: int | None = None) -> list[str]:
+                  ro_paths: tuple = (), gpu_nodes: tuple = (), seccomp_fd: int | None = None,
+                  uid: int = SANDBOX_UID) -> list[str]:
     """`cmd` wrapped in the sandbox (module doc): `workdir` the only writable folder,
     `ro_paths` bound read-only at their own path, `gpu_nodes` the device nodes bound (none:
     no GPU), nothing under `hide` bound even when an allowlisted folder would contain it;
-    `seccomp_fd` (grader/seccomp.py: the caller passes it on) the system calls refused."""
+    `seccomp_fd` (grader/seccomp.py: the caller passes it on) the system calls refused;
+    `uid` the one the child runs as, as root (`sandbox_uid()`: its own; gid the same number)."""
     from .config import REPO_ROOT
     hide_res = [Path(h).resolve() for h in hide]
     workdir = Path(workdir).resolve()
@@ -244,7 +269,7 @@ def bwrap_command(bwrap: str, cmd: list[str], workdir: Path, limits: Limits, hid
     if as_root():
         args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]    # for the drop, then gone
     args += _system_binds()
-    acc = _accounts_dir()
+    acc = _accounts_dir(uid if as_root() else SANDBOX_UID)
     args += ["--ro-bind", str(acc / "passwd"), "/etc/passwd", "--ro-bind", str(acc / "group"), "/etc/group"]
     binds = [p for p in python_paths() if not _under_hidden(p, hide_res, workdir)]
     binds.append(REPO_ROOT / "grader")
@@ -265,7 +290,7 @@ def bwrap_command(bwrap: str, cmd: list[str], workdir: Path, limits: Limits, hid
         args += ["--ro-bind", str(path), str(path)]
     args += ["--bind", str(workdir), str(workdir), "--chdir", str(workdir)]
     if as_root():
-        drop = _DROP.format(uid=SANDBOX_UID, gid=SANDBOX_GID)
+        drop = _DROP.format(uid=uid, gid=uid if uid != SANDBOX_UID else SANDBOX_GID)
         return args + ["--", sys.executable, "-I", "-S", "-c", drop, *cmd]
     return args + ["--", *cmd]
 
@@ -275,15 +300,16 @@ def _under_hidden(path: Path, hide: list[Path], workdir: Path) -> bool:
     return any(path == h or path.is_relative_to(h) or h.is_relative_to(path) for h in hide)
 
 
-def prepare_workdir(workdir: Path) -> None:
+def prepare_workdir(workdir: Path, uid: int = SANDBOX_UID) -> None:
     """The child's work folder (fresh, made by the judge with the folders in it), owned by
-    the uid the child runs as (root: SANDBOX_UID), every ancestor left to root: the child
+    the uid the child runs as (root: `uid`), every ancestor left to root: the child
     cannot rename or replace its own folder. Only the judge's own folders are changed:
     nothing a child wrote is walked (a link in it could point anywhere)."""
     workdir.mkdir(parents=True, exist_ok=True)
     if as_root():
+        gid = uid if uid != SANDBOX_UID else SANDBOX_GID
         for sub in [workdir, *(p for p in workdir.iterdir() if not p.is_symlink() and p.is_dir())]:
-            os.lchown(sub, SANDBOX_UID, SANDBOX_GID)
+            os.lchown(sub, uid, gid)
 
 
 def gpu_device_nodes(gpu: str) -> list[str]:
@@ -385,11 +411,12 @@ def self_test(bwrap: str, workdir: Path, limits: Limits, hide: tuple) -> dict:
     """Run a probe inside the sandbox and return what it saw; SandboxError if the sandbox
     does not hold here (capabilities left, a mount it could change, a hidden path it can
     see, network, root, /tmp unbounded)."""
-    prepare_workdir(workdir)
+    uid = sandbox_uid()
+    prepare_workdir(workdir, uid)
     from .seccomp import program_fd
     probe = [sys.executable, "-I", "-S", "-c", _PROBE, __import__("json").dumps([str(h) for h in hide])]
     fd = program_fd()
-    cmd = bwrap_command(bwrap, probe, workdir, limits, hide, seccomp_fd=fd)
+    cmd = bwrap_command(bwrap, probe, workdir, limits, hide, seccomp_fd=fd, uid=uid)
     env = child_env({}, workdir, Path("/tmp"))
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env, stdin=subprocess.DEVNULL,

@@ -131,3 +131,22 @@ def test_cpu_time_of_reaped_children_stays_in_the_tree():
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_every_sandbox_gets_a_uid_of_its_own_as_root(tmp_path):
+    """Nothing the kernel keeps per user (keyrings, inotify and message-queue quotas) is
+    shared between two children or outlives one into the next: as root each sandbox drops to
+    a uid no other sandbox of this grader had, and the self-test's probe runs as it."""
+    import os
+
+    from grader.sandbox import Limits, UID_BASE, UID_RANGE, bwrap_path, sandbox_uid, self_test
+    if os.geteuid() != 0 or "GRADER_SANDBOX_UID" in os.environ:
+        pytest.skip("as root only (a normal user's bwrap maps one uid)")
+    uids = [sandbox_uid() for _ in range(1000)]
+    assert len(set(uids)) == 1000 and all(UID_BASE <= u < UID_BASE + UID_RANGE for u in uids)
+    if bwrap_path() is None:
+        pytest.skip("needs bubblewrap")
+    first = self_test(bwrap_path(), tmp_path / "a", Limits(), ())
+    second = self_test(bwrap_path(), tmp_path / "b", Limits(), ())
+    assert first["uid"] != second["uid"] and UID_BASE <= first["uid"] < UID_BASE + UID_RANGE
+    assert first["gid"] == first["uid"] and first["groups"] == []
