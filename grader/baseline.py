@@ -55,6 +55,10 @@ def main() -> int:
         return 0
     t0 = time.monotonic()
     request = json.loads(text)
+    import os
+    for key, value in (request.get("env") or {}).items():    # before CUDA starts in this process
+        if key == "CUDA_VISIBLE_DEVICES":
+            os.environ[key] = str(value)
     result = {"sdpa_ms": measure(str(request.get("uuid") or ""), list(request["sizes"]))}
     result["seconds"] = round(time.monotonic() - t0, 3)
     print(json.dumps(result))

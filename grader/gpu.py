@@ -371,10 +371,10 @@ def timing_description() -> dict:
                        f"{REPLAYS - 1} times with the inputs refilled between replays. The judge's canary "
                        f"inputs replace {CANARIES} calls of each method in every request, drawn uniformly "
                        "over its timed calls; those outputs, copied the moment each call ends, are checked "
-                       "against float64. In every request the judge picks one event round in which the kernel's "
-                       "calls run under torch's profiler (the kernels they launch are checked: grader/launches.py); "
-                       "that round is left out of every kernel's figures when the launches are observed.",
-        "rounds": ROUNDS - 1, "watched_rounds_per_request": 1, "calls_per_round": CALLS, "graph_calls": GRAPH_CALLS, "replays": REPLAYS - 1,
+                       "against float64. In one request of each size, drawn by the judge, one event round of the "
+                       "kernel's calls runs under torch's profiler (the kernels they launch are checked: "
+                       "grader/launches.py); that round is left out of every kernel's figures.",
+        "rounds": ROUNDS - 1, "watched_rounds_per_size": 1, "calls_per_round": CALLS, "graph_calls": GRAPH_CALLS, "replays": REPLAYS - 1,
         "l2_flush": "events only",
     }
 

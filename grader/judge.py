@@ -29,6 +29,7 @@ import statistics
 import tempfile
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, replace
 from pathlib import Path
 
@@ -153,6 +154,11 @@ class Judge:
             self.child = Child(self.child_dir, options, self.threads, self.device == "cuda",
                                time.monotonic() + self.budget)
             self.isolation = self.child.isolation
+            if self._clean_process is None and self.options.gate is None and self.device == "cuda" and \
+                    self.bench_on and self.cfg.bench_shapes and self.options.stop_after != "compile":
+                # a student's own grade: one child for every phase; the clean SDPA process imports
+                # torch while the child does (grader/baseline.py), long before the benchmark
+                self._clean_process = CleanSdpa()
             self.stage("prepare")
             reply, _ = self.child.request({"op": "start", "backend": self.backend, "device": self.device,
                                            "threads": self.threads,
@@ -171,6 +177,9 @@ class Judge:
         return reply
 
     def close_child(self) -> None:
+        if self._clean_process is not None and self.verdict is not None:
+            self._clean_process.close()         # the grade ended before the benchmark
+            self._clean_process = None
         if self.child is not None:
             self.budget -= time.monotonic() - self._child_started - self._waited
             self.child.close()
@@ -311,6 +320,8 @@ class Judge:
         if self.verdict is not None or self.library is None:
             return
         try:
+            if self._clean_process is None and self.device == "cuda" and self.bench_on and self.cfg.bench_shapes:
+                self._clean_process = CleanSdpa()   # torch's import beside the child's (grader/baseline.py)
             child = self._spawn(gpu_nodes)
             env = {}
             if self.options.gate is not None:
@@ -320,8 +331,6 @@ class Judge:
                 self._waited += time.monotonic() - t0
                 child.deadline += time.monotonic() - t0
             self._device_env, self._gpu_nodes = env, gpu_nodes
-            if self.device == "cuda" and self.bench_on and self.cfg.bench_shapes:
-                self._clean_process = CleanSdpa(env)      # torch's import while the kernel is checked
             self._open_device()
             public_ok = self._checks(self.cfg.configs, hidden=False)
             self._name_the_precision()
@@ -661,9 +670,9 @@ class Judge:
         sizes = [{"shape": next(s for s in self.cfg.bench_shapes if s.S == row["S"]).as_dict(),
                   "method": methods.get(row["S"], "events")} for row in rows]
         uuid = str(self.state.get("system", {}).get("gpu_uuid") or "")
-        process = self._clean_process or CleanSdpa(self._device_env or {})
+        process = self._clean_process or CleanSdpa()
         try:
-            clean, why = process.measure(uuid, sizes) if process.ready() else (None, process.why)
+            clean, why = process.measure(uuid, sizes, self._device_env) if process.ready() else (None, process.why)
         finally:
             process.close()
             self._clean_process = None
@@ -710,33 +719,46 @@ class Judge:
         first, samples, errs, reps, discarded, throttled = None, {"student": [], "sdpa": []}, [], 0, [], []
         groups: list[int] = []            # the request each round came from (0, 1, ... in the order kept)
         kept = 0
-        while True:
-            with monitor.window() as health:
-                got = self._bench_request(shape, kernels, rng)
-            if got is None:
-                return None
-            errs += got["errs"]
-            spent = time.monotonic() - start
-            if health.throttled and spent < rule.cap_s:
-                discarded.append(health.reason)
-                continue
-            if health.throttled:
-                throttled.append(health.reason)
-            monitor.keep(health)
-            if first is None:
-                first = got
-            elif got["method"] != first["method"]:
-                break                      # rounds of another method are not comparable
-            rounds = got["rounds"]
-            if not rounds:
-                break                      # a harness without per-round figures: one request
-            for name in samples:
-                samples[name] += rounds[name]
-            groups += [kept] * len(rounds["student"])
-            kept += 1
-            reps += got["reps"] or 0
-            if not rule.more(samples["student"], samples["sdpa"], time.monotonic() - start, groups):
-                break
+        # one request of the first MIN_REQUESTS, drawn here, has a round of timed calls watched
+        # (grader/launches.py); the canaries of the next request are made while the child times
+        watched_request, sent = rng.randrange(MIN_REQUESTS), 0
+        maker = ThreadPoolExecutor(1)
+        plan = _canary_plan(shape, rng)
+        pending = maker.submit(_make_canaries, shape, plan[1])
+        try:
+            while True:
+                canaries = (plan[0], *pending.result())
+                plan = _canary_plan(shape, rng)
+                pending = maker.submit(_make_canaries, shape, plan[1])
+                with monitor.window() as health:
+                    got = self._bench_request(shape, kernels, rng, canaries, watch=sent == watched_request)
+                sent += 1
+                if got is None:
+                    return None
+                errs += got["errs"]
+                spent = time.monotonic() - start
+                if health.throttled and spent < rule.cap_s:
+                    discarded.append(health.reason)
+                    continue
+                if health.throttled:
+                    throttled.append(health.reason)
+                monitor.keep(health)
+                if first is None:
+                    first = got
+                elif got["method"] != first["method"]:
+                    break                      # rounds of another method are not comparable
+                rounds = got["rounds"]
+                if not rounds:
+                    break                      # a harness without per-round figures: one request
+                for name in samples:
+                    samples[name] += rounds[name]
+                groups += [kept] * len(rounds["student"])
+                kept += 1
+                reps += got["reps"] or 0
+                if not rule.more(samples["student"], samples["sdpa"], time.monotonic() - start, groups):
+                    break
+        finally:
+            maker.shutdown(wait=False, cancel_futures=True)
         meter.wall()
         timings = dict(first["timings"])
         if len(samples["student"]) > len(first["rounds"].get("student", ())):
@@ -962,6 +984,9 @@ class Judge:
         decided and measured. grader/run.py `finish` makes the GradeResult of it, with what
         only the layers above know (the static scan's and the evidence's flags)."""
         self.close_child()
+        if self._clean_process is not None:
+            self._clean_process.close()
+            self._clean_process = None
         self.stage("done")
         # the hidden phase's time is the instructor's too (a kernel can sleep S ms on a
         # hidden config): the student's stage times stop where the hidden configs begin
@@ -1120,10 +1145,10 @@ class CleanSdpa:
     begins so that torch's import overlaps the checks; `ready()` before the benchmark,
     `measure()` after it, `close()` always."""
 
-    def __init__(self, device_env: dict):
+    def __init__(self):
         import subprocess
         import sys
-        env = {**os.environ, **{k: v for k, v in device_env.items() if k == "CUDA_VISIBLE_DEVICES"}}
+        env = dict(os.environ)
         self.proc = None
         self.why = ""
         self.is_ready = False
@@ -1150,9 +1175,10 @@ class CleanSdpa:
         self.is_ready = True
         return True
 
-    def measure(self, uuid: str, sizes: list) -> tuple[dict | None, str]:
+    def measure(self, uuid: str, sizes: list, device_env: dict | None = None) -> tuple[dict | None, str]:
         """({S: SDPA ms}, "") of `sizes` on the GPU `uuid` (reused for CLEAN_SDPA_TTL_S by a
-        batch's grades), or (None, why)."""
+        batch's grades), or (None, why); `device_env`'s CUDA_VISIBLE_DEVICES is applied in the
+        process before CUDA starts there."""
         import json
         import subprocess
         key = (uuid, json.dumps(sizes, sort_keys=True))
@@ -1163,7 +1189,9 @@ class CleanSdpa:
         if self.proc is None or self.proc.poll() is not None:
             return None, self.why or "the clean SDPA process ended early"
         try:
-            out, err = self.proc.communicate(json.dumps({"uuid": uuid, "sizes": sizes}), timeout=CLEAN_SDPA_TIMEOUT_S)
+            env = {k: v for k, v in (device_env or {}).items() if k == "CUDA_VISIBLE_DEVICES"}
+            out, err = self.proc.communicate(json.dumps({"uuid": uuid, "sizes": sizes, "env": env}),
+                                             timeout=CLEAN_SDPA_TIMEOUT_S)
             got = json.loads(out.strip().splitlines()[-1])["sdpa_ms"] if self.proc.returncode == 0 else None
         except (subprocess.TimeoutExpired, ValueError, KeyError, IndexError, OSError) as exc:
             self.close()
@@ -1180,6 +1208,20 @@ class CleanSdpa:
                 self.proc.communicate(timeout=5)
             except Exception:  # noqa: BLE001 - gone either way
                 pass
+
+
+def _canary_plan(shape: Shape, rng) -> tuple[list, list]:
+    """(slots, input seeds) of one request's canaries, drawn with the judge's generator."""
+    from .gpu import pick_canaries
+    picked = pick_canaries(shape, rng)
+    return picked, [rng.getrandbits(62) for _ in picked]
+
+
+def _make_canaries(shape: Shape, seeds: list) -> tuple[list, bytes]:
+    """The canaries' input sets and their bytes (made in a thread while the child times)."""
+    from .check import make_inputs
+    canary = [make_inputs(shape, seed) for seed in seeds]
+    return canary, b"".join(t.numpy().tobytes() for c in canary for t in c)
 
 
 def _plausible_watch(d, watch: int | None) -> dict | None:

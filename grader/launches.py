@@ -22,8 +22,8 @@ came from somewhere else: the host, a copy); kernels on more than one stream are
 `side_streams` (warning). If the profiler cannot run, that is said (`launch_observation`,
 review), never read as "clean".
 
-Timed calls: in every benchmark request the judge picks one event round at random, and the
-kernel's calls of that round run under the profiler too (`Watch`; the round is left out of
+Timed calls: at every benchmark size the judge picks one event round of one request at random,
+and the kernel's calls of that round run under the profiler too (`Watch`; the round is left out of
 the figures). Besides the classes above, the round is held against the kernel's untimed
 calls at that size (`timed_launches`: fewer of its own kernels than CALLS times theirs) and
 against its own event times (`untimed_work`: kernels busy longer than the calls measured).
@@ -232,7 +232,7 @@ def launch_flags(summary: dict, hidden: bool = False, where: str = "") -> list[d
 
 
 # ---- the timed calls: one round a benchmark request, watched ----------------------------------
-# The judge picks one event round of every benchmark request at random (grader/gpu.py
+# The judge picks one event round of one benchmark request a size at random (grader/gpu.py
 # `time_events`); the kernel's calls of that round run under the profiler, and that round is
 # left out of the figures. What it launched is classified as above, and held against what
 # the same kernel's untimed calls at that size launch and against the round's event times.

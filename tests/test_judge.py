@@ -397,7 +397,7 @@ def test_a_gpu_baseline_slowed_beside_the_kernel_is_capped_to_the_clean_one(cfg)
         def ready(self):
             return True
 
-        def measure(self, uuid, sizes):
+        def measure(self, uuid, sizes, env=None):
             assert uuid == "GPU-x" and sizes == [{"shape": cfg.bench_shapes[0].as_dict(), "method": "events"}]
             return {str(S): self.ms}, ""
 

@@ -163,7 +163,7 @@ def _benchmark(cfg: config.Config) -> str:
             f"calls replayed {gpu.REPLAYS - 1} times (launch overhead removed) is the headline when every "
             "kernel can be captured; at least " + str(confidence.MIN_REQUESTS) + " such sets of rounds, each with "
             "an input pool of its own (fewer only when the cap below comes first). The figure is the median of "
-            "the round medians. In each set, one round chosen at random runs your calls under torch's profiler: "
+            "the round medians. At each size one round, chosen at random, runs your calls under torch's profiler: "
             "the kernels they launch must be your own (a library's attention kernel there is a cheat, as in "
             "your checked calls), as many as your untimed calls launch; that round is not counted.\n"
             f"- **CPU**: `time.perf_counter` around each call, kernels interleaved, {cfg.warmup_reps} "
