@@ -10,7 +10,6 @@ child writes can move a deadline: the judge decides which request it is waiting 
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -21,6 +20,7 @@ from pathlib import Path
 from .channel import ChannelClosed, ChannelError, ChannelTimeout, Endpoint
 from .config import REPO_ROOT
 from .options import GraderError, RunOptions
+from .safefs import remove_tree
 from .sandbox import OutputCap, die_with_parent, folder_bytes, tmpfs_bytes, tree_members, tree_usage
 
 OUTPUT_TAIL_LINES = 3
@@ -50,7 +50,7 @@ class Child:
         cmd = [sys.executable, "-m", "grader.worker", str(p2c_r), str(c2p_w)]
         home, tmp = workdir / "home", workdir / "tmp"
         if workdir.exists():
-            shutil.rmtree(workdir)           # a fresh folder, made here
+            remove_tree(workdir)             # a fresh folder, made here (however deep the last one went)
         for d in (home, tmp):
             d.mkdir(parents=True)
         from .cache import cache_root
@@ -117,11 +117,14 @@ class Child:
                                "/tmp and /dev/shm)")
             elif time.monotonic() >= next_disk:
                 next_disk = time.monotonic() + 1.0
-                size, files = folder_bytes(self.workdir, self.limits.max_files)
+                size, files, deep = folder_bytes(self.workdir, self.limits.max_files)
                 if size > self.limits.disk_bytes:
                     self.breach = f"wrote more than {self.limits.disk_bytes / 2**30:g} GiB to its work folder"
                 elif files > self.limits.max_files:
                     self.breach = f"made more than {self.limits.max_files} files in its work folder"
+                elif deep:
+                    from .safefs import MAX_DEPTH
+                    self.breach = f"made folders more than {MAX_DEPTH} levels deep in its work folder"
             if self.breach is not None:
                 self.kill()
                 return

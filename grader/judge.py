@@ -994,9 +994,10 @@ class Judge:
         if hidden_s is not None:
             self.private["stage_seconds_hidden"] = hidden_s
         self._judge_launches()
-        shutil.rmtree(self.libdir, ignore_errors=True)
+        shutil.rmtree(self.libdir, ignore_errors=True)      # the judge's own folder
         if self._temp and not self.keep_workdir:
-            shutil.rmtree(self.workdir, ignore_errors=True)
+            from .safefs import remove_tree
+            remove_tree(self.workdir)           # the children's folders in it: any depth (grader/safefs.py)
         isolation = {**self.isolation, "output_bytes": self.output_bytes}
         verdict, message = self.verdict or "runtime_error", self.message or "the grade did not finish"
         return verdict, message, self.state, isolation

@@ -403,6 +403,9 @@ if nr is not None:
     key = libc.syscall(ctypes.c_long(nr), b"user", b"grader-probe", b"x", ctypes.c_size_t(1), ctypes.c_int(-4))
     report["keyring"] = key >= 0
     report["keyring_errno"] = ctypes.get_errno()
+# sockets: kernel memory no limit counts (a Unix socket pair's buffers), and no one to talk to
+pair = (ctypes.c_int * 2)()
+report["socketpair"] = libc.socketpair(1, 1, 0, pair) == 0
 print(json.dumps(report))
 """
 
@@ -446,6 +449,8 @@ def self_test(bwrap: str, workdir: Path, limits: Limits, hide: tuple) -> dict:
         problems.append("/tmp is not bounded")
     if report.get("keyring"):
         problems.append("the child can store a key in the kernel's keyring (no seccomp filter)")
+    if report.get("socketpair"):
+        problems.append("the child can make a socket pair (no seccomp filter)")
     if problems:
         raise SandboxError("the sandbox does not hold on this machine: " + "; ".join(problems))
     return report
@@ -604,28 +609,13 @@ def tree_usage(pid: int, max_processes: int | None = None) -> tuple[int, int]:
     return sum(_pss_bytes(p, r) for p, r, _ in members) + _memfd_bytes(pids), len(members)
 
 
-def folder_bytes(path: Path, max_files: int = 100_000) -> tuple[int, int]:
-    """(bytes, entries) of a folder the child writes, never following links, stopping
-    after `max_files` entries (so a tree of millions of files cannot stall the judge)."""
-    total, count, stack = 0, 0, [str(path)]
-    while stack and count <= max_files:
-        try:
-            it = os.scandir(stack.pop())
-        except OSError:
-            continue
-        with it:
-            for entry in it:
-                count += 1
-                if count > max_files:
-                    break
-                try:
-                    st = entry.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-                total += st.st_blocks * 512 if st.st_blocks else st.st_size
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append(entry.path)
-    return total, count
+def folder_bytes(path: Path, max_files: int = 100_000) -> tuple[int, int, bool]:
+    """(bytes, entries, too_deep) of a folder the child writes, never following links,
+    stopping after `max_files` entries (so a tree of millions of files cannot stall the
+    judge) or at safefs.MAX_DEPTH levels (a tree deeper than a path can name is measured
+    by descriptors all the same, and one that deep is a breach: grader/safefs.py)."""
+    from .safefs import folder_usage
+    return folder_usage(path, max_files)
 
 
 class OutputCap:

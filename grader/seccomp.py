@@ -15,6 +15,10 @@ contest sandboxes (isolate) do. Refused with EPERM:
 - namespaces (unshare, setns, clone with a CLONE_NEW* flag), mounts of every kind,
   pivot_root, chroot; kernel modules, kexec, reboot, swap, clocks, quotas, the kernel log,
   file handles (open_by_handle_at walks past every mount);
+- sockets (socket, socketpair: the network namespace is empty, and a kernel has no one to
+  talk to; 2.5 GiB queued in Unix socket buffers was kernel memory no limit counted) and
+  System V shared memory, message queues and semaphores (shmget, msgget, semget: kernel
+  memory too, outside the processes' resident size);
 - any call of another ABI than the machine's own (i386's `int $0x80`, x32).
 clone3 answers ENOSYS, as under Docker: its flags sit behind a pointer no filter can read,
 and the C library then falls back to clone, whose flags it can.
@@ -48,7 +52,8 @@ _X86_64 = {"arch": 0xC000003E, "x32_bit": 0x40000000, "clone": 56, "clone3": 435
     "process_vm_writev": 311, "kcmp": 312, "finit_module": 313, "kexec_file_load": 320, "bpf": 321,
     "userfaultfd": 323, "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
     "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
-    "pidfd_getfd": 438, "process_madvise": 440, "mount_setattr": 442}}
+    "pidfd_getfd": 438, "process_madvise": 440, "mount_setattr": 442,
+    "socket": 41, "socketpair": 53, "shmget": 29, "msgget": 68, "semget": 64}}
 _ARM64 = {"arch": 0xC00000B7, "x32_bit": None, "clone": 220, "clone3": 435, "denied": {
     "lookup_dcookie": 18, "umount2": 39, "mount": 40, "pivot_root": 41, "chroot": 51, "vhangup": 58,
     "quotactl": 60, "acct": 89, "unshare": 97, "kexec_load": 104, "init_module": 105, "delete_module": 106,
@@ -59,7 +64,8 @@ _ARM64 = {"arch": 0xC00000B7, "x32_bit": None, "clone": 220, "clone3": 435, "den
     "process_vm_readv": 270, "process_vm_writev": 271, "kcmp": 272, "finit_module": 273,
     "bpf": 280, "userfaultfd": 282, "kexec_file_load": 294, "io_uring_setup": 425, "io_uring_enter": 426,
     "io_uring_register": 427, "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431,
-    "fsmount": 432, "fspick": 433, "pidfd_getfd": 438, "process_madvise": 440, "mount_setattr": 442}}
+    "fsmount": 432, "fspick": 433, "pidfd_getfd": 438, "process_madvise": 440, "mount_setattr": 442,
+    "socket": 198, "socketpair": 199, "shmget": 194, "msgget": 186, "semget": 190}}
 TABLES = {"x86_64": _X86_64, "aarch64": _ARM64}
 
 

@@ -150,3 +150,31 @@ def test_every_sandbox_gets_a_uid_of_its_own_as_root(tmp_path):
     second = self_test(bwrap_path(), tmp_path / "b", Limits(), ())
     assert first["uid"] != second["uid"] and UID_BASE <= first["uid"] < UID_BASE + UID_RANGE
     assert first["gid"] == first["uid"] and first["groups"] == []
+
+
+def test_a_folder_deeper_than_a_path_can_name_is_measured_and_removed(tmp_path):
+    """grader/safefs.py: 2 600 nested folders (deeper than PATH_MAX) with files at the bottom
+    and a link out: the judge's measure does not fail open (too deep), and the removal takes
+    it all, without recursion and without following the link."""
+    import os
+
+    from grader.safefs import MAX_DEPTH, folder_usage, remove_tree
+    outside = tmp_path / "outside.txt"
+    outside.write_text("must stay")
+    root = tmp_path / "work"
+    root.mkdir()
+    fd = os.open(root, os.O_RDONLY)
+    for _ in range(2600):
+        os.mkdir("a", dir_fd=fd)
+        deeper = os.open("a", os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = deeper
+    for i in range(50):
+        os.close(os.open(f"f{i}", os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=fd))
+    os.symlink(str(outside), "link", dir_fd=fd)
+    os.fchmod(fd, 0o500)                     # a folder the child made unwritable
+    os.close(fd)
+    size, entries, deep = folder_usage(root, 100_000)
+    assert deep and entries >= MAX_DEPTH
+    assert remove_tree(root) and not root.exists() and outside.read_text() == "must stay"
+    assert remove_tree(root)                 # gone already: fine

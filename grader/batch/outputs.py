@@ -92,7 +92,9 @@ def write_submission(folder: Path, work: Path, doc: dict, record: dict, render_p
         tmp = folder / ".output.log.tmp"
         tmp.write_text(printable(output))       # an instructor cats it: no escape runs
         tmp.replace(folder / "output.log")
-    shutil.rmtree(work, ignore_errors=True)
+    from ..safefs import remove_tree
+    if not remove_tree(work):                  # what the children left, any depth: never a lost row
+        log(f"{record['submission']}: its work folder {work} could not be removed entirely")
     import time
     record = {**record, "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "pdf_note": pdf_note}
     write_json_atomic(folder / "batch.json", record)   # last: marks the submission complete
