@@ -8,6 +8,8 @@ mismatches (index, got, expected).
 """
 from __future__ import annotations
 
+import functools
+import hashlib
 import math
 import re
 import time
@@ -19,6 +21,27 @@ from .result import CheckResult, Mismatch
 
 MAX_MISMATCHES = 5
 NOT_IMPLEMENTED = re.compile(r"not implemented", re.IGNORECASE)
+
+
+# A config's inputs come from the course's seed through a slow, memory-hard key derivation
+# (scrypt) and a hash per config: a kernel that prints its public inputs cannot search the
+# seed back (a seed below 10^9 fell to a 2.4 s search when each config's generator was seeded
+# with seed * 1000 + i; torch's CPU generator keeps 32 bits of its seed, so even a long seed
+# left every config's generator a 2^32 search), and one config's inputs say nothing of another's.
+SEED_KDF = {"n": 1 << 14, "r": 8, "p": 1}          # ~16 MiB and ~50 ms a seed, once per process
+
+
+@functools.lru_cache(maxsize=8)
+def _seed_key(seed: int) -> bytes:
+    return hashlib.scrypt(str(int(seed)).encode(), salt=b"attention-grader: config inputs", dklen=32,
+                          maxmem=64 << 20, **SEED_KDF)
+
+
+def config_seed(seed: int, index: int) -> int:
+    """The generator seed of config `index` (public first, then hidden) under the course's
+    `seed`: 63 bits of SHA-256(scrypt(seed), index)."""
+    digest = hashlib.sha256(_seed_key(seed) + int(index).to_bytes(8, "little")).digest()
+    return int.from_bytes(digest[:8], "little") >> 1
 
 
 def make_inputs(shape: Shape, seed: int, device: str = "cpu") -> tuple[torch.Tensor, ...]:

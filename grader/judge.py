@@ -382,13 +382,13 @@ class Judge:
 
     def _checks(self, shapes: tuple, hidden: bool) -> bool:
         """Each config: inputs and truth made here, the kernel's output judged here."""
-        from .check import judge_call, make_inputs, truth, withhold
+        from .check import config_seed, judge_call, make_inputs, truth, withhold
         ok = True
         offset = 0 if not hidden else len(self.cfg.configs)
         for i, shape in enumerate(shapes):
             name = f"hidden {i + 1}" if hidden else f"config {i + 1}"
             self.stage("hidden" if hidden else "check", name if hidden else f"{name}: {shape}")
-            q, k, v = make_inputs(shape, self.cfg.seed * 1000 + offset + i)
+            q, k, v = make_inputs(shape, config_seed(self.cfg.seed, offset + i))
             expected = truth(q, k, v)
             payload = b"".join(t.numpy().tobytes() for t in (q, k, v))
             try:

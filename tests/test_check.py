@@ -136,3 +136,25 @@ def test_cuda_faults_are_told_in_the_students_terms():
     assert cuda_fault(RuntimeError("CUDA error: something new")).endswith("your launch or its memory accesses")
     assert cuda_fault(ValueError("attention: S must be < 4096")) is None
     assert cuda_fault(MemoryError()) is None
+
+
+def test_a_configs_inputs_do_not_give_the_seed_away():
+    """Printed public inputs once gave the secret seed away in seconds (each config's generator
+    was seeded with seed * 1000 + i, and torch's CPU generator keeps 32 bits of a seed). Now
+    each config's generator seed is a hash of scrypt(seed) and the config's index: the cheap
+    map no longer reproduces them, a candidate seed costs a memory-hard derivation, and no two
+    configs share a generator seed."""
+    import time
+
+    from grader.check import config_seed
+    from grader.config import Shape
+    shape = Shape(1, 4, 128, 64)
+    seed = 734_511_029
+    printed = make_inputs(shape, config_seed(seed, 0))[0].flatten()[:16]
+    assert not torch.equal(make_inputs(shape, seed * 1000)[0].flatten()[:16], printed)
+    seeds = {config_seed(seed, i) for i in range(8)} | {config_seed(seed + 1, i) for i in range(8)}
+    assert len(seeds) == 16 and all(0 <= s < 2**63 for s in seeds)
+    assert config_seed(seed, 3) == config_seed(seed, 3)           # reproducible
+    t0 = time.perf_counter()
+    config_seed(123_456_789_012, 0)                                # a candidate never derived before
+    assert time.perf_counter() - t0 > 0.01, "the derivation is too cheap to slow a search"
