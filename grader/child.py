@@ -9,6 +9,7 @@ child writes can move a deadline: the judge decides which request it is waiting 
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -187,6 +188,32 @@ class Child:
         self.output.join(0.5)
         lines = [ln.strip() for ln in self.output.text().strip().splitlines() if ln.strip()]
         return " | ".join(lines[-OUTPUT_TAIL_LINES:])[-600:]
+
+    @contextlib.contextmanager
+    def paused(self):
+        """Every process of the child's tree stopped (SIGSTOP) while the judge measures on its
+        own (SDPA in its process, the harness's cost, the roofline, the clean GPU SDPA): a
+        thread the kernel left spinning cannot slow the judge's figures (a fresh pair of eyes
+        doubled the judge's SDPA time that way, to loosen the cap). Continued after."""
+        stopped: set[int] = set()
+        try:
+            for _ in range(4):                       # until no process appears that was not stopped
+                found = [pid for pid, _, _ in tree_members(self.proc.pid) if pid not in stopped]
+                if not found:
+                    break
+                for pid in found:
+                    try:
+                        os.kill(pid, signal.SIGSTOP)
+                        stopped.add(pid)
+                    except (ProcessLookupError, PermissionError):
+                        pass
+            yield
+        finally:
+            for pid in stopped:
+                try:
+                    os.kill(pid, signal.SIGCONT)
+                except (ProcessLookupError, PermissionError):
+                    pass
 
     def kill(self) -> None:
         try:

@@ -640,7 +640,8 @@ class Judge:
             self.stage("roofline", "measuring this CPU's FMA peak and memory bandwidth")
             from .roofline import measure_cpu_ceilings
             try:
-                self.state["ceilings"] = asdict(measure_cpu_ceilings(self.threads))
+                with self.child.paused():
+                    self.state["ceilings"] = asdict(measure_cpu_ceilings(self.threads))
             except Exception as exc:  # noqa: BLE001 - the report then goes without a CPU roofline
                 self.state["ceilings_note"] = f"{type(exc).__name__}: {exc}"[:300]
         if self.device != "cpu" and rows:
@@ -672,7 +673,11 @@ class Judge:
         uuid = str(self.state.get("system", {}).get("gpu_uuid") or "")
         process = self._clean_process or CleanSdpa()
         try:
-            clean, why = process.measure(uuid, sizes, self._device_env) if process.ready() else (None, process.why)
+            if process.ready():
+                with self.child.paused():       # nothing of the kernel's runs on the CPU meanwhile
+                    clean, why = process.measure(uuid, sizes, self._device_env)
+            else:
+                clean, why = None, process.why
         finally:
             process.close()
             self._clean_process = None
@@ -935,8 +940,9 @@ class Judge:
         self._note_state_changes(got[0].get("state_changes"))
         timings = {n: summarize(v) for n, v in samples.items()}
         row = asdict(make_row(shape, timings, None))
-        harness_ms = _harness_here(shape, len(names))
-        sdpa_ms = _sdpa_here(shape, self.threads, rng)
+        with child.paused():                # nothing of the kernel's runs while the judge measures
+            harness_ms = _harness_here(shape, len(names))
+            sdpa_ms = _sdpa_here(shape, self.threads, rng)
         clock = {"unaccounted_ms": round(statistics.median(unaccounted), 4), "harness_ms": round(harness_ms, 4),
                  "sdpa_ms": round(sdpa_ms, 4)}
         quality = meter.quality(shape, timings, self.cfg)

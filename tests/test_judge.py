@@ -386,8 +386,10 @@ def test_a_gpu_baseline_slowed_beside_the_kernel_is_capped_to_the_clean_one(cfg)
     kernel counts for at most 1.10x that (the slowdown and its interval move), above 1.20x it is
     flagged; on a GPU found busy the cap is not applied; a failed measurement is said."""
     from grader.baseline import GPU_SDPA_CAP
+    import contextlib
     judge = Judge.__new__(Judge)
     judge.cfg, judge._device_env, judge.stage = cfg, {}, lambda *a: None
+    judge.child = type("Idle", (), {"paused": staticmethod(contextlib.nullcontext)})()
     S = cfg.bench_shapes[0].S
 
     class Measured:                    # what the clean process measured (its protocol: below, for real)
@@ -429,3 +431,36 @@ def test_a_gpu_baseline_slowed_beside_the_kernel_is_capped_to_the_clean_one(cfg)
     judge._clean_sdpa(rows)
     assert rows[0]["slowdown"] == 2.0 / 1.5 and "failed" in judge.state["timing"]["clean_sdpa"]["error"], \
         judge.state["timing"]["clean_sdpa"]
+
+
+def test_the_childs_processes_are_stopped_while_the_judge_measures():
+    """A kernel can leave threads or processes spinning so that the judge's own figures (SDPA in
+    its process, the harness's cost, the clean GPU SDPA) come out slower and loosen the cap:
+    Child.paused stops every process of the tree (SIGSTOP) for the measurement, then continues it."""
+    import subprocess
+    import sys
+    import time
+
+    from grader.child import Child
+    spin = "import os, time\nif os.fork() == 0:\n    while True: pass\nwhile True: pass\n"
+    proc = subprocess.Popen([sys.executable, "-c", spin], start_new_session=True)
+    holder = type("Holder", (), {"proc": proc})()
+    try:
+        time.sleep(0.5)
+
+        def states():
+            from grader.sandbox import tree_members
+            out = []
+            for pid, _, _ in tree_members(proc.pid):
+                with open(f"/proc/{pid}/stat") as f:
+                    out.append(f.read().rsplit(")", 1)[1].split()[0])
+            return out
+        assert len(states()) == 2 and "T" not in states()
+        with Child.paused(holder):
+            time.sleep(0.1)
+            assert states() == ["T", "T"]
+        time.sleep(0.1)
+        assert "T" not in states()
+    finally:
+        os.killpg(proc.pid, 9)
+        proc.wait()
