@@ -94,6 +94,7 @@ class Judge:
         self._untimed_reports: dict = {}  # S -> the bench requests' untimed calls' launches
         self._watched: list = []          # the watched timed round of every bench request
         self._clean_process = None        # CUDA: the clean SDPA process (CleanSdpa)
+        self._cpu_observation = ""        # CPU: why the child's CPU time was not sampled, if it was not
         self.child_dir: Path | None = None
         self.library: Path | None = None
         self.output_public = ""
@@ -615,6 +616,8 @@ class Judge:
             timing.setdefault("reps_by_S", {})[shape.S] = best["reps"]
             if best.get("checked_calls") is not None:
                 timing.setdefault("checked_calls_by_S", {})[shape.S] = best["checked_calls"]
+            if best.get("cpu_samples") is not None:     # CPU: where its time went (grader/cpusample.py)
+                timing.setdefault("cpu_samples_by_S", {})[shape.S] = best["cpu_samples"]
             if best.get("sdpa_backend"):
                 timing.setdefault("sdpa_backend_by_S", {})[shape.S] = best["sdpa_backend"]
             if "l2_reset" in best:          # CUDA: the persisting-L2 reset found the CUDA runtime (grader/gpu.py)
@@ -623,6 +626,8 @@ class Judge:
         self.state["bench"] = rows
         self.state["timing"] = {**_timing_description(self.device, self.cfg, self.threads), **timing}
         from .bench import ROWS_PER_HEAD
+        if self.device == "cpu" and self._cpu_observation:
+            self.state["timing"]["cpu_observation"] = self._cpu_observation
         if self.device == "cpu":
             self.state["timing"]["checked"] = f"every timed call of the kernel, {ROWS_PER_HEAD} random rows per head"
         else:
@@ -657,6 +662,19 @@ class Judge:
                 self.finish("wrong_answer", f"wrong on the benchmark inputs at S={row['S']} ({shown}); it "
                             "was right on the check configs")
                 return
+
+    def _cpu_sampler(self):
+        """A started Sampler of the child's threads (grader/cpusample.py), or None where perf
+        events cannot be opened here (said once in timing.cpu_observation)."""
+        from .cpusample import Sampler, Unavailable
+        from .sandbox import tree_members
+        try:
+            sampler = Sampler([pid for pid, _, _ in tree_members(self.child.proc.pid)])
+        except (Unavailable, OSError) as exc:
+            self._cpu_observation = f"not sampled: {exc}"[:200]
+            return None
+        sampler.start()
+        return sampler
 
     def _clean_sdpa(self, rows: list) -> None:
         """(CUDA) SDPA timed again in a clean process of the judge's on the same GPU, the same
@@ -916,12 +934,15 @@ class Judge:
         samples: dict = {n: [] for n in names}
         errs: list = []
         unaccounted: list = []          # each round's time on the judge's clock that no call reported
+        sampler = self._cpu_sampler()   # where the child's CPU time goes, sampled from outside
         start = time.monotonic()
         r = 0
         try:
             while rule.more(samples["student"], samples["sdpa"], time.monotonic() - start):
                 (q, k, v), payload = inputs()
                 got = ask({"op": "bench_round", "round": r}, payload, max_payload=size)
+                if sampler is not None:
+                    sampler.drain()
                 if got is None:
                     return None
                 reply, data, wall_ms = got
@@ -933,6 +954,12 @@ class Judge:
                 r += 1
         except ImplausibleTimings as e:
             raise ChildFailed("runtime_error", str(e)) from None
+        finally:
+            counts = None
+            if sampler is not None:
+                sampler.stop()
+                counts = sampler.counts(str(self.library))
+                sampler.close()
         meter.wall()
         got = ask({"op": "bench_end"})
         if got is None:
@@ -953,9 +980,13 @@ class Judge:
         raw = row["slowdown"]
         row = {**row, "judge_clock": clock} if busy else cap_baseline({**row, "judge_clock": clock})
         row["interval"] = scaled(rule.summary(), raw, row["slowdown"])
-        return {"row": row, "clock_flags": clock_flags(shape, timings, clock), "busy": busy, "recheck": _worst(errs),
+        flags = clock_flags(shape, timings, clock)
+        if counts is not None:
+            from .cpusample import judge_samples
+            flags += judge_samples(shape.S, counts, timings["student"].median_ms * len(samples["student"]))
+        return {"row": row, "clock_flags": flags, "busy": busy, "recheck": _worst(errs),
                 "method": "cpu-perf_counter", "reps": r, "sdpa_backend": "", "checked_calls": len(errs),
-                "quality": quality}
+                "quality": quality, "cpu_samples": counts}
 
     # -- the result --------------------------------------------------------------------------
     def _judge_launches(self) -> None:

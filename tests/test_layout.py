@@ -30,7 +30,7 @@ LAYERS = [
     ("build", {"parse", "tiers", "compile"}),
     ("isolation", {"sandbox", "options"}),
     ("judge", {"check", "bench", "gpu", "quality", "integrity", "tritonaudit", "launches", "linkaudit", "child", "worker",
-               "baseline", "judge"}),
+               "baseline", "cpusample", "judge"}),
     ("evidence", {"evidence", "cpu_profile", "profile", "profile_driver", "advisor"}),
     ("pipeline", {"run"}),
     ("scoring", {"gradebook", "overrides"}),

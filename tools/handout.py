@@ -193,7 +193,8 @@ def _benchmark(cfg: config.Config) -> str:
             "run slower: your OpenMP threads still spinning, say); on CUDA it times SDPA again after the "
             "benchmark, with the same harness, in a clean process on the same GPU, and takes your slowdown "
             f"against at most {GPU_SDPA_CAP:g}x that. On the CPU, time a round took on the grader's "
-            "own clock beyond what its calls reported is charged to your kernel. If the machine was "
+            "own clock beyond what its calls reported is charged to your kernel, and where the CPU time of "
+            "your timed calls goes is sampled from outside your process: it must be your own code's. If the machine was "
             "busy or the timings spread widely, the summary and the report say so (`bench_quality`).\n")
 
 

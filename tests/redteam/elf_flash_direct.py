@@ -2,9 +2,11 @@
 nothing for the operator observer or the dispatch mode), its address found at run time by
 walking libtorch_cpu's dynamic symbol table in memory from at::get_num_threads (allowed): no
 compute symbol linked, the mangled name a string (the static scan blanks strings).
-Defence needed (tests/redteam/open/README.md): the child's instruction pointers sampled from
-outside during the timed rounds, their time in torch's libraries held against SDPA's.
-Expect: status=cheat_suspected
+It got `ok` and full performance points (slowdown 1.08) when first written.
+Defence: the judge samples the child's instruction pointers from outside its process while the
+timed rounds run (perf_event_open, grader/cpusample.py): none of the samples landed in the
+kernel's own library while its calls took their time, so its compute ran elsewhere.
+Expect: status=cheat_suspected; without=ok; flags=strict:foreign_cpu_time
 """
 
 _CPP_SRC = r"""
