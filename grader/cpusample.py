@@ -33,6 +33,7 @@ import struct
 
 SAMPLE_US = 200                  # a sample every 0.2 ms of a thread's CPU time
 RING_PAGES = 256                 # data pages of each CPU's ring buffer (1 MiB: ~40 000 samples)
+MAX_EVENTS = 4096                # perf events (threads x CPUs) opened at most
 # The kernel's own code got less than this share of one thread's samples over its timed calls:
 # review (with at least REVIEW_SAMPLES expected), strict (below STRICT_SHARE, STRICT_SAMPLES)
 # (measured on 2 cores, S = 64 and 256, 80 rounds: the references' own code got 110-195% of
@@ -86,6 +87,9 @@ class Sampler:
         tids = [(pid, int(t)) for pid in pids for t in _tasks(pid)]
         if not tids:
             raise Unavailable("the child has no threads to sample")
+        if len(tids) * (os.cpu_count() or 1) > MAX_EVENTS:
+            raise Unavailable(f"{len(tids)} threads on {os.cpu_count()} CPUs: more perf events than the "
+                              f"{MAX_EVENTS} it opens at most")
         try:
             for cpu in range(os.cpu_count() or 1):
                 leader = None
