@@ -802,18 +802,18 @@ class Judge:
                 "sdpa_backend": first["sdpa_backend"], "quality": quality, "l2_reset": first["l2_reset"],
                 "checked_calls": len(errs)}
 
-    def _bench_request(self, shape: Shape, kernels: list, rng) -> dict | None:
+    def _bench_request(self, shape: Shape, kernels: list, rng, canaries: tuple, watch: bool = False) -> dict | None:
         """One request of the GPU harness: its timings, per-round figures and the canaries'
-        errors; None when the kernel raised (the verdict is set)."""
+        errors; None when the kernel raised (the verdict is set). `canaries`: (slots, their
+        input sets, those as bytes) (`_canary_plan`, `_make_canaries`); `watch`: a round of
+        this request's timed calls runs under the profiler (grader/launches.py)."""
         from .bench import ROWS_PER_HEAD, ImplausibleTimings, plausible_timings
-        from .check import make_inputs, row_error
-        from .gpu import ROUNDS, canary_optional, pick_canaries
+        from .check import row_error
+        from .gpu import ROUNDS, canary_optional
         child = self.child
-        picked = pick_canaries(shape, rng)
+        picked, canary, payload = canaries
         # one event round whose calls the child runs under the profiler (grader/launches.py)
-        watch = rng.randrange(1, ROUNDS) if self.observe else None
-        canary = [make_inputs(shape, rng.getrandbits(62)) for _ in picked]
-        payload = b"".join(t.numpy().tobytes() for c in canary for t in c)
+        watch = rng.randrange(1, ROUNDS) if watch and self.observe else None
         size = shape.B * shape.H * shape.S * shape.D * 4
         t0 = time.monotonic()
         reply, data = child.request({"op": "bench", "shape": shape.as_dict(), "nonce": rng.getrandbits(62),

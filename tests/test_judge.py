@@ -464,3 +464,107 @@ def test_the_childs_processes_are_stopped_while_the_judge_measures():
     finally:
         os.killpg(proc.pid, 9)
         proc.wait()
+
+
+class _HarnessChild:
+    """A child that answers the GPU harness's bench requests as grader/gpu.py's does (timings,
+    per-round figures, the canaries' outputs, the watched round): the judge's side of the CUDA
+    benchmark, driven on a machine without a GPU (its own side runs on the GPU machine:
+    tests/test_gpu.py). `wrong` canaries come back wrong."""
+
+    def __init__(self, wrong: int = 0):
+        import os
+        self.proc = type("P", (), {"pid": os.getpid()})()
+        self.requests: list[dict] = []
+        self.wrong = wrong
+
+    def request(self, header, payload=None, timeout=60.0, max_payload=0, on_note=None):
+        import torch
+        import torch.nn.functional as F
+
+        from grader.config import Shape
+        from grader.gpu import CALLS, ROUNDS, event_slots
+        assert header["op"] == "bench", header
+        self.requests.append(header)
+        shape = Shape(**header["shape"])
+        n = shape.B * shape.H * shape.S * shape.D
+        flat = torch.frombuffer(bytearray(payload or b""), dtype=torch.float32)
+        outs, returned = [], []
+        for i, canary in enumerate(header["canaries"]):
+            returned.append(canary["slot"] < event_slots())        # the graph was not used: no graph canary
+            if not returned[-1]:
+                continue
+            q, k, v = (flat[(3 * i + j) * n:(3 * i + j + 1) * n].reshape(shape.B, shape.H, shape.S, shape.D)
+                       for j in range(3))
+            out = F.scaled_dot_product_attention(q, k, v)
+            if i < self.wrong:
+                out = torch.zeros_like(out)
+            outs.append(out.contiguous().numpy().tobytes())
+        rounds = ROUNDS - 1 - (1 if header.get("watch") is not None else 0)
+        student, sdpa = [0.020 + 0.0001 * r for r in range(rounds)], [0.010 + 0.0001 * r for r in range(rounds)]
+
+        def timing(v):
+            import statistics
+            v = sorted(v)
+            return {"median_ms": statistics.median(v), "min_ms": v[0], "max_ms": v[-1], "iqr_ms": 0.001,
+                    "reps": len(v) * CALLS}
+        extra = {"rounds": {"student": student, "sdpa": sdpa}, "wall_probe_ms": 0.02, "sdpa_backend": "FLASH",
+                 "l2_persisting_reset": True}
+        own = "void fused_attention_kernel<64>(float const*, float const*, float const*, float*, int, float)"
+        if header.get("watch") is not None:
+            extra["watched"] = {"round": header["watch"], "error": None, "truncated": False,
+                                "event_ms": [0.02] * CALLS,
+                                "kernels": [{"name": own, "stream": 7, "us": 15.0} for _ in range(CALLS)]}
+        reply = {"timings": {"student": timing(student), "sdpa": timing(sdpa)}, "reps": rounds * CALLS,
+                 "method": "events", "state_changes": [], "canaries_returned": returned, "extra": extra,
+                 "audit": {"calls": 1, "flagged": {}},
+                 "launches": [{"kernels": [{"name": own, "stream": 7, "us": 15.0}], "error": None}] * 2}
+        return reply, b"".join(outs)
+
+
+def _gpu_judge(cfg, child):
+    from grader.parse import parse
+    judge = Judge.__new__(Judge)
+    judge.cfg, judge.child, judge.device, judge.backend = cfg, child, "cuda", "cuda"
+    judge.observe, judge.jit_s, judge.stage = True, 0.0, lambda *a: None
+    judge.state = {"checks": [], "bench": [], "system": {}, "judge_flags": []}
+    judge._launches, judge._untimed_reports, judge._watched = {False: [], True: []}, {}, []
+    judge.source = parse(Path(__file__).resolve().parent.parent / "reference" / "fused.cu").sources["cuda"]
+    return judge
+
+
+def test_the_gpu_benchmark_asks_for_canaries_a_watched_round_and_checks_what_comes_back(cfg):
+    """The judge's side of a CUDA size (grader/judge.py `_bench_size`), driven by a child that
+    answers as the harness does: CANARIES event canaries in every request, made while the
+    previous request ran; one watched round a size, in one of the first MIN_REQUESTS requests;
+    every canary checked; the watched round read into `launches.timed`."""
+    import random
+
+    from grader.confidence import MIN_REQUESTS
+    from grader.gpu import CANARIES, GRAPH_MAX_S, event_slots
+    shape = cfg.bench_shapes[-1]
+    child = _HarnessChild()
+    judge = _gpu_judge(cfg, child)
+    got = judge._bench_size(shape, ["sdpa"], random.Random(3))
+    assert got is not None and got["recheck"] is not None and got["recheck"] < 1e-4, got["recheck"]
+    requests = child.requests
+    assert len(requests) >= MIN_REQUESTS
+    per_request = CANARIES * (2 if shape.S <= GRAPH_MAX_S else 1)
+    assert all(len(h["canaries"]) == per_request for h in requests)
+    assert got["checked_calls"] == CANARIES * len(requests)          # graph canaries: the graph was not used
+    watched = [h for h in requests if h.get("watch") is not None]
+    assert len(watched) == 1 and requests.index(watched[0]) < MIN_REQUESTS and 1 <= watched[0]["watch"] < 11
+    assert all(h["observe"] is True and h["canaries"][0]["slot"] < event_slots() for h in requests)
+    judge._judge_launches()
+    timed = judge.state["launches"]["timed"]
+    assert timed["rounds"] == 1 and timed["by_S"][str(shape.S)][0]["own_launches"] == 16, timed
+    assert not [f for f in judge.state["judge_flags"] if f["code"] in ("timed_launches", "untimed_work")]
+
+
+def test_a_wrong_canary_among_the_gpu_timed_calls_is_caught(cfg):
+    import math
+    import random
+    shape = cfg.bench_shapes[-1]
+    judge = _gpu_judge(cfg, _HarnessChild(wrong=1))
+    got = judge._bench_size(shape, ["sdpa"], random.Random(4))
+    assert got["recheck"] is not None and (got["recheck"] > 0.01 or math.isnan(got["recheck"])), got["recheck"]
