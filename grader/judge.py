@@ -983,7 +983,8 @@ class Judge:
         flags = clock_flags(shape, timings, clock)
         if counts is not None:
             from .cpusample import judge_samples
-            flags += judge_samples(shape.S, counts, timings["student"].median_ms * len(samples["student"]))
+            flags += judge_samples(shape.S, counts, timings["student"].median_ms * len(samples["student"]),
+                                   timings["sdpa"].median_ms * len(samples["sdpa"]))
         return {"row": row, "clock_flags": flags, "busy": busy, "recheck": _worst(errs),
                 "method": "cpu-perf_counter", "reps": r, "sdpa_backend": "", "checked_calls": len(errs),
                 "quality": quality, "cpu_samples": counts}

@@ -377,7 +377,7 @@ def _output(out: Path, sid: str) -> str:
 # decided before any hidden config exists, so they cannot carry its shape, and any of them may
 # happen to equal HIDDEN_S (a CI run saw one do so, 2026-11-25)
 PUBLIC_COUNTERS = {"reps", "samples", "rounds", "runs", "checked_calls", "max_processes", "reps_by_S",
-                   "checked_calls_by_S", "calls"}
+                   "checked_calls_by_S", "calls", "cpu_samples_by_S"}
 
 
 def _without_public_counters(text: str) -> str:
