@@ -50,8 +50,8 @@ class Child:
         c2p_r, c2p_w = os.pipe()
         cmd = [sys.executable, "-m", "grader.worker", str(p2c_r), str(c2p_w)]
         home, tmp = workdir / "home", workdir / "tmp"
-        if workdir.exists():
-            remove_tree(workdir)             # a fresh folder, made here (however deep the last one went)
+        if workdir.exists() and not remove_tree(workdir):     # a fresh folder, made here (any depth)
+            raise GraderError(f"the work folder {workdir} from an earlier child could not be removed")
         for d in (home, tmp):
             d.mkdir(parents=True)
         from .cache import cache_root

@@ -32,7 +32,7 @@ import re
 import struct
 
 SAMPLE_US = 200                  # a sample every 0.2 ms of a thread's CPU time
-RING_PAGES = 256                 # data pages of each CPU's ring buffer (1 MiB: ~40 000 samples)
+RING_PAGES = 64                  # data pages of each CPU's ring buffer (256 KiB: ~10 000 samples)
 MAX_EVENTS = 4096                # perf events (threads x CPUs) opened at most
 # The kernel's own code got less than this share of one thread's samples over its timed calls:
 # review (with at least REVIEW_SAMPLES expected), strict (below STRICT_SHARE, STRICT_SAMPLES)
@@ -88,11 +88,14 @@ class Sampler:
         tids = [(pid, int(t)) for pid in pids for t in _tasks(pid)]
         if not tids:
             raise Unavailable("the child has no threads to sample")
-        if len(tids) * (os.cpu_count() or 1) > MAX_EVENTS:
-            raise Unavailable(f"{len(tids)} threads on {os.cpu_count()} CPUs: more perf events than the "
-                              f"{MAX_EVENTS} it opens at most")
+        cpus = _online_cpus()
+        needed = len(tids) * len(cpus)
+        limit = min(MAX_EVENTS, _raise_nofile(needed + 256) - 256)
+        if needed > limit:
+            raise Unavailable(f"{len(tids)} threads on {len(cpus)} CPUs: more perf events than the "
+                              f"{limit} it can open")
         try:
-            for cpu in range(os.cpu_count() or 1):
+            for cpu in cpus:
                 leader = None
                 for _pid, tid in tids:
                     fd = self.libc.syscall(ctypes.c_long(self.nr), attr, ctypes.c_int(tid), ctypes.c_int(cpu),
@@ -178,6 +181,34 @@ class Sampler:
             except OSError:
                 pass
         self.rings, self.fds = [], []
+
+
+def _online_cpus() -> list[int]:
+    """The CPUs the kernel has online ("0-3,8-11"), else 0 .. cpu_count - 1."""
+    try:
+        with open("/sys/devices/system/cpu/online") as f:
+            out = []
+            for part in f.read().strip().split(","):
+                lo, _, hi = part.partition("-")
+                out += range(int(lo), int(hi or lo) + 1)
+            return out
+    except (OSError, ValueError):
+        return list(range(os.cpu_count() or 1))
+
+
+def _raise_nofile(want: int) -> int:
+    """Raise this process's soft limit of open files towards `want` (at most the hard limit);
+    the soft limit after."""
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < want:
+        new = want if hard == resource.RLIM_INFINITY else min(want, hard)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (new, hard))
+            soft = new
+        except (ValueError, OSError):
+            pass
+    return soft
 
 
 def _tasks(pid: int) -> list[str]:

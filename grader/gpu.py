@@ -374,7 +374,7 @@ def timing_description() -> dict:
                        "against float64. In one request of each size, drawn by the judge, one event round of the "
                        "kernel's calls runs under torch's profiler (the kernels they launch are checked: "
                        "grader/launches.py); that round is left out of every kernel's figures.",
-        "rounds": ROUNDS - 1, "watched_rounds_per_size": 1, "calls_per_round": CALLS, "graph_calls": GRAPH_CALLS, "replays": REPLAYS - 1,
+        "rounds": ROUNDS - 1, "calls_per_round": CALLS, "graph_calls": GRAPH_CALLS, "replays": REPLAYS - 1,
         "l2_flush": "events only",
     }
 

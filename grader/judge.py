@@ -155,8 +155,9 @@ class Judge:
             self.child = Child(self.child_dir, options, self.threads, self.device == "cuda",
                                time.monotonic() + self.budget)
             self.isolation = self.child.isolation
-            if self._clean_process is None and self.options.gate is None and self.device == "cuda" and \
-                    self.bench_on and self.cfg.bench_shapes and self.options.stop_after != "compile":
+            if self._clean_process is None and self._temp and self.children == 1 and self.device == "cuda" and \
+                    self.bench_on and self.cfg.bench_shapes and self.options.stop_after != "compile" and \
+                    self.options.gate is None:
                 # a student's own grade: one child for every phase; the clean SDPA process imports
                 # torch while the child does (grader/baseline.py), long before the benchmark
                 self._clean_process = CleanSdpa()
@@ -628,6 +629,9 @@ class Judge:
         from .bench import ROWS_PER_HEAD
         if self.device == "cpu" and self._cpu_observation:
             self.state["timing"]["cpu_observation"] = self._cpu_observation
+            self.state["judge_flags"].append({"code": "cpu_observation", "tier": "review", "detail": (
+                "where the kernel's timed calls spent their CPU time could not be sampled here ("
+                f"{self._cpu_observation}): compute it ran in torch's code would go unseen (grader/cpusample.py)")})
         if self.device == "cpu":
             self.state["timing"]["checked"] = f"every timed call of the kernel, {ROWS_PER_HEAD} random rows per head"
         else:
@@ -689,16 +693,26 @@ class Judge:
         sizes = [{"shape": next(s for s in self.cfg.bench_shapes if s.S == row["S"]).as_dict(),
                   "method": methods.get(row["S"], "events")} for row in rows]
         uuid = str(self.state.get("system", {}).get("gpu_uuid") or "")
-        process = self._clean_process or CleanSdpa()
+        t0 = time.monotonic()
+        cached = clean_sdpa_cached(uuid, sizes)
+        process = None if cached else (self._clean_process or CleanSdpa())
         try:
-            if process.ready():
+            if cached:
+                clean, why = cached, ""
+            elif process.ready():
                 with self.child.paused():       # nothing of the kernel's runs on the CPU meanwhile
                     clean, why = process.measure(uuid, sizes, self._device_env)
             else:
                 clean, why = None, process.why
         finally:
-            process.close()
+            for p in (process, self._clean_process):
+                if p is not None:
+                    p.close()
             self._clean_process = None
+            spent = time.monotonic() - t0       # the judge's time, not the kernel's
+            self._waited += spent
+            if self.child is not None:
+                self.child.deadline += spent
         if clean is None:
             self.state["timing"]["clean_sdpa"] = {"error": why}
             return
@@ -782,6 +796,9 @@ class Judge:
                     break
         finally:
             maker.shutdown(wait=False, cancel_futures=True)
+        if self.observe and sent <= watched_request:   # the size ended before its watched request: said
+            self._watched.append({"S": shape.S, "kernels": [], "event_ms": [],
+                                  "error": f"S={shape.S}: the size ended before its watched round"})
         meter.wall()
         timings = dict(first["timings"])
         if len(samples["student"]) > len(first["rounds"].get("student", ())):
@@ -957,9 +974,11 @@ class Judge:
         finally:
             counts = None
             if sampler is not None:
-                sampler.stop()
-                counts = sampler.counts(str(self.library))
-                sampler.close()
+                try:
+                    sampler.stop()
+                    counts = sampler.counts(str(self.library))
+                finally:
+                    sampler.close()
         meter.wall()
         got = ask({"op": "bench_end"})
         if got is None:
@@ -1179,6 +1198,13 @@ CLEAN_SDPA_TTL_S = 600.0
 CLEAN_SDPA_TIMEOUT_S = 120.0
 
 
+def clean_sdpa_cached(uuid: str, sizes: list) -> dict | None:
+    """A clean SDPA measurement of these sizes on this GPU from the last CLEAN_SDPA_TTL_S, if any."""
+    import json
+    hit = _CLEAN_SDPA.get((uuid, json.dumps(sizes, sort_keys=True)))
+    return hit[1] if hit and time.monotonic() - hit[0] < CLEAN_SDPA_TTL_S else None
+
+
 class CleanSdpa:
     """The judge's clean SDPA process (grader/baseline.py), started when the device phase
     begins so that torch's import overlaps the checks; `ready()` before the benchmark,
@@ -1221,10 +1247,10 @@ class CleanSdpa:
         import json
         import subprocess
         key = (uuid, json.dumps(sizes, sort_keys=True))
-        hit = _CLEAN_SDPA.get(key)
-        if hit and time.monotonic() - hit[0] < CLEAN_SDPA_TTL_S:
+        hit = clean_sdpa_cached(uuid, sizes)
+        if hit:
             self.close()
-            return hit[1], ""
+            return hit, ""
         if self.proc is None or self.proc.poll() is not None:
             return None, self.why or "the clean SDPA process ended early"
         try:
@@ -1232,7 +1258,7 @@ class CleanSdpa:
             out, err = self.proc.communicate(json.dumps({"uuid": uuid, "sizes": sizes, "env": env}),
                                              timeout=CLEAN_SDPA_TIMEOUT_S)
             got = json.loads(out.strip().splitlines()[-1])["sdpa_ms"] if self.proc.returncode == 0 else None
-        except (subprocess.TimeoutExpired, ValueError, KeyError, IndexError, OSError) as exc:
+        except (subprocess.TimeoutExpired, ValueError, KeyError, IndexError, TypeError, OSError) as exc:
             self.close()
             return None, f"the clean SDPA measurement failed: {type(exc).__name__}"
         if not isinstance(got, dict) or not got or not all(isinstance(v, (int, float)) and v > 0 for v in got.values()):
@@ -1241,11 +1267,19 @@ class CleanSdpa:
         return got, ""
 
     def close(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
             self.proc.kill()
+        try:
+            self.proc.communicate(timeout=5)
+        except Exception:  # noqa: BLE001 - gone either way
+            pass
+        for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             try:
-                self.proc.communicate(timeout=5)
-            except Exception:  # noqa: BLE001 - gone either way
+                if pipe is not None:
+                    pipe.close()
+            except Exception:  # noqa: BLE001
                 pass
 
 

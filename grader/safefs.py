@@ -112,9 +112,13 @@ def folder_usage(root: Path, max_entries: int) -> tuple[int, int, bool]:
     total, count = 0, 0
     try:
         top = os.open(root, _DIR_FLAGS)
+        stack = [(top, os.scandir(top))]
     except OSError:
+        try:
+            os.close(top)
+        except (OSError, UnboundLocalError):
+            pass
         return 0, 0, False
-    stack = [(top, os.scandir(top))]
     try:
         while stack and count <= max_entries:
             fd, it = stack[-1]
@@ -137,7 +141,10 @@ def folder_usage(root: Path, max_entries: int) -> tuple[int, int, bool]:
                     sub = os.open(entry.name, _DIR_FLAGS, dir_fd=fd)
                 except OSError:
                     continue
-                stack.append((sub, os.scandir(sub)))
+                try:
+                    stack.append((sub, os.scandir(sub)))
+                except OSError:
+                    os.close(sub)
         return total, count, False
     finally:
         for fd, it in stack:
@@ -163,6 +170,10 @@ def remove_tree(root: Path) -> bool:
             return False
     names: list[str] = []                      # the folders entered, below root
     try:
+        try:
+            os.fchmod(fd, 0o700)                   # a folder the child made unwritable
+        except OSError:
+            pass
         while True:
             entered = None
             with os.scandir(fd) as it:
@@ -180,26 +191,31 @@ def remove_tree(root: Path) -> bool:
                         pass
             if entered is not None:
                 try:
+                    os.chmod(entered, 0o700, dir_fd=fd)   # one the child closed (a folder: checked above)
+                except OSError:
+                    pass
+                try:
                     sub = os.open(entered, _DIR_FLAGS, dir_fd=fd)
                 except OSError:
                     return False               # a folder it cannot enter: not removable here
-                try:
-                    os.fchmod(sub, 0o700)      # one the child made unwritable
-                except OSError:
-                    pass
                 os.close(fd)
                 fd = sub
                 names.append(entered)
                 continue
             if not names:
                 break
-            parent = os.open("..", _DIR_FLAGS, dir_fd=fd)
+            try:
+                parent = os.open("..", _DIR_FLAGS, dir_fd=fd)
+            except OSError:
+                return False
             os.close(fd)
             fd = parent
             try:
                 os.rmdir(names.pop(), dir_fd=fd)
             except OSError:
                 return False
+    except OSError:
+        return False
     finally:
         os.close(fd)
     try:

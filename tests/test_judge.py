@@ -389,7 +389,8 @@ def test_a_gpu_baseline_slowed_beside_the_kernel_is_capped_to_the_clean_one(cfg)
     import contextlib
     judge = Judge.__new__(Judge)
     judge.cfg, judge._device_env, judge.stage = cfg, {}, lambda *a: None
-    judge.child = type("Idle", (), {"paused": staticmethod(contextlib.nullcontext)})()
+    judge.child = type("Idle", (), {"paused": staticmethod(contextlib.nullcontext), "deadline": 0.0})()
+    judge._waited = 0.0
     S = cfg.bench_shapes[0].S
 
     class Measured:                    # what the clean process measured (its protocol: below, for real)

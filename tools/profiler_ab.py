@@ -31,7 +31,10 @@ def grade(file: str, backend: str, observe: bool, out: Path) -> dict:
     env = {**os.environ, "GRADER_OBSERVE_LAUNCHES": "1" if observe else "0"}
     cmd = [sys.executable, "-m", "grader", "grade", file, "--backend", backend, "--json", str(out)]
     subprocess.run(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    return json.loads(out.read_text())
+    try:
+        return json.loads(out.read_text())
+    except (OSError, ValueError):
+        return {"verdict": "no results (the grade failed)", "bench": []}
 
 
 def spread(values: list[float]) -> float:

@@ -13,7 +13,6 @@ import hashlib
 import json
 import os
 import queue
-import shutil
 import sys
 import threading
 import time
@@ -123,8 +122,9 @@ class Batch:
         from ..sandbox import Limits
         workdir = self.out / ".work" / entry.id
         if workdir.exists():
-            shutil.rmtree(workdir)
-        workdir.mkdir(parents=True)
+            from ..safefs import remove_tree
+            remove_tree(workdir)                 # what an earlier run's children left, any depth
+        workdir.mkdir(parents=True, exist_ok=True)
         sub = parse(source)
         reason = choose_backend(sub, self.opts.backend)[1]
         options = RunOptions(workdir=workdir, sandbox=self.sandbox, hide=hidden_paths(self.opts),
