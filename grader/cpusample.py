@@ -231,12 +231,15 @@ def _exec_maps(pid: int) -> list[tuple[int, int, str]]:
                 out.append((lo, hi, parts[5].strip() if len(parts) > 5 else ""))
     except OSError:
         pass
-    return out
+    return sorted(out)
 
 
 def _classify(maps: list, ip: int, library: str) -> tuple[str, str]:
-    """(own, torch or other; the file) of an address."""
-    for lo, hi, path in maps:
+    """(own, torch or other; the file) of an address; `maps` sorted by start (`_exec_maps`)."""
+    import bisect
+    i = bisect.bisect_right(maps, (ip, float("inf"), "")) - 1
+    if i >= 0:
+        lo, hi, path = maps[i]
         if lo <= ip < hi:
             if path == library:
                 return "own", path
