@@ -212,7 +212,8 @@ phases=${*:-setup system grade tests}
 # on GPU 0 with the sandbox, bench_reference with the Triton references), tprofile 167 (cold and
 # warm), test_triton 128 (2 GPU tests: each compiles and autotunes), test_gpu 271 (25 tests,
 # with the launch observation), test_third_party 301 (7 GPU entries), redteam
-# ONLY='^(gpu_|dispatcher|triton)' 196. So a session
+# ONLY='^(gpu_|dispatcher|triton)' 196. (2026-11-25, fifth session, H100): ab 143 (AB_N=2), gradetime
+# 151 (GT_N=2), test_gpu 207, redteam ONLY='^(gpu_|dispatcher)' 140-168, test_triton 70. So a session
 # runs it as seven calls, back to back (a warm machine keeps the build cache; it goes back
 # after 30 s idle and after 30 minutes held; about 55 minutes held in all, two machines):
 #   TESTS="tests/test_third_party.py tests/test_gpu.py" tools/gpu_session.sh setup system grade tests
