@@ -629,6 +629,9 @@ class Judge:
         from .bench import ROWS_PER_HEAD
         if self.device == "cpu" and self._cpu_observation:
             self.state["timing"]["cpu_observation"] = self._cpu_observation
+        if self.device == "cpu" and self._cpu_observation and self.options.sandbox:
+            # an instructor's grade (the batch's sandbox): said as a flag; a student's own grade on a
+            # laptop whose kernel forbids perf events (Debian's, Ubuntu's) has the note in `timing`
             self.state["judge_flags"].append({"code": "cpu_observation", "tier": "review", "detail": (
                 "where the kernel's timed calls spent their CPU time could not be sampled here ("
                 f"{self._cpu_observation}): compute it ran in torch's code would go unseen (grader/cpusample.py)")})
