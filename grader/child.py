@@ -21,8 +21,8 @@ from pathlib import Path
 from .channel import ChannelClosed, ChannelError, ChannelTimeout, Endpoint
 from .config import REPO_ROOT
 from .options import GraderError, RunOptions
-from .safefs import remove_tree
-from .sandbox import OutputCap, die_with_parent, folder_bytes, tmpfs_bytes, tree_members, tree_usage
+from .safefs import MAX_DEPTH, folder_usage, remove_tree
+from .sandbox import OutputCap, die_with_parent, tmpfs_bytes, tree_members, tree_usage
 
 OUTPUT_TAIL_LINES = 3
 MAX_NOTES = 20
@@ -118,13 +118,13 @@ class Child:
                                "/tmp and /dev/shm)")
             elif time.monotonic() >= next_disk:
                 next_disk = time.monotonic() + 1.0
-                size, files, deep = folder_bytes(self.workdir, self.limits.max_files)
+                # by descriptors, however deep the child went (grader/safefs.py)
+                size, files, deep = folder_usage(self.workdir, self.limits.max_files)
                 if size > self.limits.disk_bytes:
                     self.breach = f"wrote more than {self.limits.disk_bytes / 2**30:g} GiB to its work folder"
                 elif files > self.limits.max_files:
                     self.breach = f"made more than {self.limits.max_files} files in its work folder"
                 elif deep:
-                    from .safefs import MAX_DEPTH
                     self.breach = f"made folders more than {MAX_DEPTH} levels deep in its work folder"
             if self.breach is not None:
                 self.kill()

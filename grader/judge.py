@@ -155,12 +155,10 @@ class Judge:
             self.child = Child(self.child_dir, options, self.threads, self.device == "cuda",
                                time.monotonic() + self.budget)
             self.isolation = self.child.isolation
-            if self._clean_process is None and self._temp and self.children == 1 and self.device == "cuda" and \
-                    self.bench_on and self.cfg.bench_shapes and self.options.stop_after != "compile" and \
-                    self.options.gate is None:
+            if self._temp and self.children == 1 and self.options.stop_after != "compile" and self.options.gate is None:
                 # a student's own grade: one child for every phase; the clean SDPA process imports
                 # torch while the child does (grader/baseline.py), long before the benchmark
-                self._clean_process = CleanSdpa()
+                self._start_clean_sdpa()
             self.stage("prepare")
             reply, _ = self.child.request({"op": "start", "backend": self.backend, "device": self.device,
                                            "threads": self.threads,
@@ -178,10 +176,18 @@ class Judge:
                               "(if your kernel is not the cause, please report this)")
         return reply
 
-    def close_child(self) -> None:
-        if self._clean_process is not None and self.verdict is not None:
-            self._clean_process.close()         # the grade ended before the benchmark
+    def _start_clean_sdpa(self) -> None:
+        """The clean SDPA process (grader/baseline.py), where this grade times on a GPU and none is
+        started yet: torch's import then overlaps the child's own start or its checks."""
+        if self._clean_process is None and self.device == "cuda" and self.bench_on and self.cfg.bench_shapes:
+            self._clean_process = CleanSdpa()
+
+    def _close_clean_sdpa(self) -> None:
+        if self._clean_process is not None:
+            self._clean_process.close()
             self._clean_process = None
+
+    def close_child(self) -> None:
         if self.child is not None:
             self.budget -= time.monotonic() - self._child_started - self._waited
             self.child.close()
@@ -322,8 +328,7 @@ class Judge:
         if self.verdict is not None or self.library is None:
             return
         try:
-            if self._clean_process is None and self.device == "cuda" and self.bench_on and self.cfg.bench_shapes:
-                self._clean_process = CleanSdpa()   # torch's import beside the child's (grader/baseline.py)
+            self._start_clean_sdpa()            # torch's import beside the device child's
             child = self._spawn(gpu_nodes)
             env = {}
             if self.options.gate is not None:
@@ -341,9 +346,7 @@ class Judge:
         except ChildFailed as failed:
             self._fail(failed)
         finally:
-            if self._clean_process is not None:
-                self._clean_process.close()
-                self._clean_process = None
+            self._close_clean_sdpa()
         self._hidden()
         if self.verdict is None:
             self.finish("ok", NOT_TIMED_IN_INTERPRETER if self.interpreter and self.bench_on else
@@ -711,10 +714,9 @@ class Judge:
             else:
                 clean, why = None, process.why
         finally:
-            for p in (process, self._clean_process):
-                if p is not None:
-                    p.close()
-            self._clean_process = None
+            if process is not None:
+                process.close()
+            self._close_clean_sdpa()
             spent = time.monotonic() - t0       # the judge's time, not the kernel's
             self._waited += spent
             if self.child is not None:
@@ -1050,9 +1052,7 @@ class Judge:
         decided and measured. grader/run.py `finish` makes the GradeResult of it, with what
         only the layers above know (the static scan's and the evidence's flags)."""
         self.close_child()
-        if self._clean_process is not None:
-            self._clean_process.close()
-            self._clean_process = None
+        self._close_clean_sdpa()               # a grade that ended before its benchmark
         self.stage("done")
         # the hidden phase's time is the instructor's too (a kernel can sleep S ms on a
         # hidden config): the student's stage times stop where the hidden configs begin
@@ -1207,10 +1207,14 @@ CLEAN_SDPA_TTL_S = 600.0
 CLEAN_SDPA_TIMEOUT_S = 120.0
 
 
+def _clean_sdpa_key(uuid: str, sizes: list) -> tuple:
+    import json
+    return uuid, json.dumps(sizes, sort_keys=True)
+
+
 def clean_sdpa_cached(uuid: str, sizes: list) -> dict | None:
     """A clean SDPA measurement of these sizes on this GPU from the last CLEAN_SDPA_TTL_S, if any."""
-    import json
-    hit = _CLEAN_SDPA.get((uuid, json.dumps(sizes, sort_keys=True)))
+    hit = _CLEAN_SDPA.get(_clean_sdpa_key(uuid, sizes))
     return hit[1] if hit and time.monotonic() - hit[0] < CLEAN_SDPA_TTL_S else None
 
 
@@ -1222,13 +1226,12 @@ class CleanSdpa:
     def __init__(self):
         import subprocess
         import sys
-        env = dict(os.environ)
         self.proc = None
         self.why = ""
         self.is_ready = False
         try:
             self.proc = subprocess.Popen([sys.executable, "-m", "grader.baseline"], stdin=subprocess.PIPE,
-                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                          cwd=str(Path(__file__).resolve().parent.parent))
         except OSError as exc:
             self.why = f"the clean SDPA process did not start: {exc}"[:200]
@@ -1250,16 +1253,11 @@ class CleanSdpa:
         return True
 
     def measure(self, uuid: str, sizes: list, device_env: dict | None = None) -> tuple[dict | None, str]:
-        """({S: SDPA ms}, "") of `sizes` on the GPU `uuid` (reused for CLEAN_SDPA_TTL_S by a
-        batch's grades), or (None, why); `device_env`'s CUDA_VISIBLE_DEVICES is applied in the
-        process before CUDA starts there."""
+        """({S: SDPA ms}, "") of `sizes` on the GPU `uuid` (kept for CLEAN_SDPA_TTL_S, for a
+        batch's grades: `clean_sdpa_cached`), or (None, why); `device_env`'s CUDA_VISIBLE_DEVICES
+        is applied in the process before CUDA starts there."""
         import json
         import subprocess
-        key = (uuid, json.dumps(sizes, sort_keys=True))
-        hit = clean_sdpa_cached(uuid, sizes)
-        if hit:
-            self.close()
-            return hit, ""
         if self.proc is None or self.proc.poll() is not None:
             return None, self.why or "the clean SDPA process ended early"
         try:
@@ -1272,7 +1270,7 @@ class CleanSdpa:
             return None, f"the clean SDPA measurement failed: {type(exc).__name__}"
         if not isinstance(got, dict) or not got or not all(isinstance(v, (int, float)) and v > 0 for v in got.values()):
             return None, "the clean SDPA measurement failed: " + ((err or "").strip().splitlines() or ["no output"])[-1][:200]
-        _CLEAN_SDPA[key] = (time.monotonic(), got)
+        _CLEAN_SDPA[_clean_sdpa_key(uuid, sizes)] = (time.monotonic(), got)
         return got, ""
 
     def close(self) -> None:

@@ -609,15 +609,6 @@ def tree_usage(pid: int, max_processes: int | None = None) -> tuple[int, int]:
     return sum(_pss_bytes(p, r) for p, r, _ in members) + _memfd_bytes(pids), len(members)
 
 
-def folder_bytes(path: Path, max_files: int = 100_000) -> tuple[int, int, bool]:
-    """(bytes, entries, too_deep) of a folder the child writes, never following links,
-    stopping after `max_files` entries (so a tree of millions of files cannot stall the
-    judge) or at safefs.MAX_DEPTH levels (a tree deeper than a path can name is measured
-    by descriptors all the same, and one that deep is a breach: grader/safefs.py)."""
-    from .safefs import folder_usage
-    return folder_usage(path, max_files)
-
-
 class OutputCap:
     """Drain a pipe in a thread: keep the first and last `limit/2` bytes, count the rest.
     `private()` sends everything read from then on to a second, private buffer (the

@@ -171,7 +171,7 @@ class Worker:
                 poison = functools.partial(cpu_poison, byte=byte)
         launches: list = []
         kernel = self._audited
-        if self.device == "cuda" and h.get("observe", True) is not False:   # observed (grader/launches.py)
+        if self.device == "cuda" and _observing(h):   # observed (grader/launches.py)
             from .launches import observed
 
             def kernel(q, k, v):
@@ -197,7 +197,7 @@ class Worker:
         self._unaudited_begin()
         try:
             from .gpu import bench_size            # the CPU's rounds are the judge's (op_bench_round)
-            watch = h.get("watch") if h.get("observe", True) is not False else None
+            watch = h.get("watch") if _observing(h) else None
             watch = watch if type(watch) is int else None
             timed = bench_size(kernels, shape, self.cfg, int(h["nonce"]), canary_inputs, self.guard, watch)
         except StudentError as exc:
@@ -208,7 +208,7 @@ class Worker:
         reply = {"timings": {n: asdict(t) for n, t in timed.timings.items()}, "reps": timed.reps,
                  "method": timed.method, "state_changes": timed.state_changes,
                  "canaries_returned": [bool(o) for o in outs], "extra": timed.extra}
-        if self.device == "cuda" and h.get("observe", True) is not False:
+        if self.device == "cuda" and _observing(h):
             reply["launches"] = self._launches_after(h, shape)
         self._unaudited_end()
         reply["audit"] = self.audit.as_dict()
@@ -276,7 +276,7 @@ class Worker:
                 kernels[name] = self.references[name]
         inputs = make_inputs(shape, int(h["nonce"]) ^ 0x5A5A, self.device)
         self._observed_before = []
-        if self.device == "cuda" and h.get("observe", True) is not False:
+        if self.device == "cuda" and _observing(h):
             from .launches import observed
             self._observed_before = [observed(self.audit.call, self.kernel, *inputs)[1]]
         else:
@@ -316,6 +316,11 @@ def _raised(exc: Exception, audit) -> dict:
 
 class StudentError(Exception):
     """The student's kernel raised while being benchmarked."""
+
+
+def _observing(h: dict) -> bool:
+    """Whether the judge wants this request's GPU launches observed (GRADER_OBSERVE_LAUNCHES)."""
+    return h.get("observe", True) is not False
 
 
 def _windowed(kernel, native):
