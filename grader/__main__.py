@@ -1,3 +1,6 @@
+"""`python -m grader`: the command line (grader/cli.py), or a one-line message on a wrong interpreter.
+May import: cli.
+"""
 import sys
 
 try:

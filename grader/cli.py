@@ -5,6 +5,7 @@ Exit codes of `grade`: 0 ok; 10 wrong_answer; 11 compile_error; 12 runtime_error
 2 bad command line / config, or the wrong Python interpreter; 3 (`grade --report` of an ok
 kernel, `report`) the PDF could not be written: report.FAILED.txt says why; 70 the grader
 itself failed.
+May import: core, isolation, analysis, build, judge, evidence, run, score, report, course.
 """
 from __future__ import annotations
 
@@ -13,10 +14,10 @@ import os
 import sys
 from pathlib import Path
 
-from . import config as config_mod
-from .config import REPO_ROOT, ConfigError
-from .result import EXIT_INTERNAL, EXIT_USAGE, write_json_atomic
-from .safetext import printable
+from .core import config as config_mod
+from .core.config import REPO_ROOT, ConfigError
+from .core.result import EXIT_INTERNAL, EXIT_USAGE, write_json_atomic
+from .core.safetext import printable
 
 DEFAULT_SUBMISSION = REPO_ROOT / "student_template"      # the folder: attention.py, report.md, profiles/
 
@@ -31,11 +32,11 @@ def _progress(stage: str, detail: str, elapsed: float) -> None:
 
 def cmd_grade(args) -> int:
     from .run import grade
-    from .summary import format_result
+    from .report.summary import format_result
     cfg = config_mod.load(args.config, hidden=args.hidden, seed=args.seed)
     cfg = config_mod.with_timeouts(cfg, compile=args.timeout_compile, run=args.timeout_run)
     if args.label or args.before:
-        from .history import HistoryError, check_label
+        from .report.history import HistoryError, check_label
         try:
             for lab in (args.label, args.before):
                 if lab:
@@ -51,7 +52,7 @@ def cmd_grade(args) -> int:
         write_json_atomic(args.json, result.to_json())
         print(f"results written to {args.json}")
         if args.label:
-            from .history import save
+            from .report.history import save
             print(f"saved in the run history as {save(Path(args.json), args.label)}")
         if args.report:
             code = _write_report(Path(args.json), Path(args.json).with_name("report.pdf"), args.before, reread=False)
@@ -62,13 +63,13 @@ def cmd_grade(args) -> int:
 
 def _print_score_preview(result, config_path) -> None:
     """The points the public rubric gives this result (a preview; INSTRUCTORS.md section 4)."""
-    from .gradebook import preview
-    from .summary import format_score_preview
+    from .score.gradebook import preview
+    from .report.summary import format_score_preview
     rubric, deadline = config_mod.load_rubric(config_path)
     print(printable(format_score_preview(preview(result.to_json(), rubric, deadline))), end="")
 def _write_report(results: Path, pdf: Path, before: str | None, reread: bool) -> int:
     """Render the PDF; 0, or the exit code of the failure (its message printed)."""
-    from .report import EXIT_REPORT, RenderError, ReportError, render
+    from .report.pdf import EXIT_REPORT, RenderError, ReportError, render
     try:
         print(f"report written to {render(results, pdf, before_label=before, reread=reread)}")
         if before:
@@ -86,15 +87,15 @@ def _write_report(results: Path, pdf: Path, before: str | None, reread: bool) ->
 
 
 def cmd_check_compile(args) -> int:
-    from . import compile as build
-    from .parse import parse
-    from .result import VERDICTS
+    from .build import compile as build
+    from .build.parse import parse
+    from .core.result import VERDICTS
     cfg = config_mod.load(args.config)
     sub = parse(args.submission)
     if not sub.ok:
         print(f"invalid submission: {sub.error}")
         return VERDICTS["invalid_submission"]
-    from .parse import VARIABLE
+    from .build.parse import VARIABLE
     kinds = [k for k in ("cuda", "cpp", "triton") if k in sub.sources and args.only in ("all", k)]
     if not kinds:
         print(f"{sub.file} has no {VARIABLE['cpp' if args.only == 'all' else args.only]} to compile")
@@ -102,8 +103,8 @@ def cmd_check_compile(args) -> int:
     failed = refused = False
     for kind in kinds:
         if kind == "triton":            # nothing to compile before a launch: the judge's parse and allowlist
-            from .integrity import scan
-            from .judge import triton_problem
+            from .judge.integrity import scan
+            from .judge.judge import triton_problem
             print(f"checking _TRITON_SRC of {sub.file} (syntax, attention, the Triton allowlist; no GPU needed) ...")
             problem, flags = triton_problem(sub.sources[kind]), scan(sub.sources[kind])
             print(f"  {'FAILED' if problem else 'refused by the allowlist' if flags else 'ok'}")
@@ -111,7 +112,7 @@ def cmd_check_compile(args) -> int:
                 print(f"  {line}")
             failed |= bool(problem)
             # a refusal decides the exit status when Triton is the source asked for or written
-            from .parse import is_template_stub
+            from .build.parse import is_template_stub
             graded = args.only == "triton" or all(is_template_stub(sub, k) for k in sub.sources if k != "triton")
             refused |= bool(flags) and not problem and graded
             continue
@@ -131,7 +132,7 @@ def cmd_check_compile(args) -> int:
 def cmd_ncu(args) -> int:
     import json
 
-    from .ncu import NcuError, format_table, read_files
+    from .analysis.ncu import NcuError, format_table, read_files
     try:
         profiles = read_files(args.files)
     except NcuError as e:
@@ -145,8 +146,8 @@ def cmd_ncu(args) -> int:
 
 
 def cmd_profile(args) -> int:
-    from .ncu import format_table
-    from .profile import ProfileError, profile
+    from .analysis.ncu import format_table
+    from .evidence.profile import ProfileError, profile
     cfg = config_mod.load(args.config)
     try:
         out, profiles = profile(Path(args.submission), cfg, label=args.label, backend=args.backend,
@@ -155,7 +156,7 @@ def cmd_profile(args) -> int:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE
     if profiles and isinstance(profiles[0], dict):          # the CPU profiler's records
-        from .cpu_profile import format_table as cpu_table
+        from .evidence.cpu_profile import format_table as cpu_table
         print(f"CPU profile written to {out}/{args.label}_cpu.csv (the report and the rubric read it)\n")
         print(cpu_table(profiles))
         return 0
@@ -169,9 +170,9 @@ def cmd_roofline(args) -> int:
     (measured ceilings + the AI model's FLOPs and bytes), plus Advisor dots."""
     import json
 
-    from . import roofline
-    from .advisor import AdvisorError, roofs, survey_points
-    from .ncu import NcuError, read_files
+    from .analysis import roofline
+    from .evidence.advisor import AdvisorError, roofs, survey_points
+    from .analysis.ncu import NcuError, read_files
     if Path(args.out).suffix.lower() not in roofline.FORMATS:
         print(f"error: --out {args.out}: the chart is written as {', '.join(roofline.FORMATS)}; name the file "
               "with one of these extensions", file=sys.stderr)
@@ -219,8 +220,8 @@ COMPARED = ".before"     # beside report.pdf: the label its before/after compari
 
 
 def cmd_ai(args) -> int:
-    from .ai_model import compare, format_compare, format_table
-    from .ncu import NcuError, read_files
+    from .analysis.ai_model import compare, format_compare, format_table
+    from .analysis.ncu import NcuError, read_files
     cfg = config_mod.load(args.config)
     b = cfg.bench_shapes[0]
     sizes = args.S or [s.S for s in cfg.bench_shapes]
@@ -238,7 +239,7 @@ def cmd_ai(args) -> int:
 
 
 def _gpus(text: str | None) -> tuple[int, ...]:
-    from .batch.devices import DeviceError, parse_gpus
+    from .course.batch.devices import DeviceError, parse_gpus
     try:
         return parse_gpus(text)
     except DeviceError as e:
@@ -256,7 +257,7 @@ def _shard(text: str) -> tuple[int, int]:
 
 
 def cmd_batch(args) -> int:
-    from .batch import Batch, BatchError, BatchOptions
+    from .course.batch import Batch, BatchError, BatchOptions
     cfg = config_mod.load(args.config, hidden=args.hidden)
     cfg = config_mod.with_timeouts(cfg, compile=args.timeout_compile, run=args.timeout_run)
     rubric, deadline = config_mod.load_rubric(args.config)
@@ -287,14 +288,14 @@ def cmd_batch(args) -> int:
 
 
 def _check_overrides(out: Path, opts) -> None:
-    from .batch.outputs import read_overrides
-    from .batch.record import setup_from
+    from .course.batch.outputs import read_overrides
+    from .course.batch.record import setup_from
     read_overrides(out, setup_from(opts.cfg, opts.rubric, opts.deadline, {}))
 
 
 def cmd_collect(args) -> int:
-    from .batch import BatchError, collect, read_timestamps
-    from .batch.record import read, setup_from
+    from .course.batch import BatchError, collect, read_timestamps
+    from .course.batch.record import read, setup_from
     outs = [Path(o) for o in args.outs]
     dest = Path(args.out) if args.out else outs[0].resolve().parent / "merged"
     rubric = deadline = hidden = legacy = None
@@ -321,10 +322,10 @@ def cmd_collect(args) -> int:
 def cmd_similarity(args) -> int:
     import json
 
-    from .batch import BatchError
-    from .batch.outputs import rebuild_from_record, student_folders
-    from .class_summary import similar_pairs
-    from .similarity import format_table, to_csv
+    from .course.batch import BatchError
+    from .course.batch.outputs import rebuild_from_record, student_folders
+    from .course.class_summary import similar_pairs
+    from .course.similarity import format_table, to_csv
     out = Path(args.out)
     if not out.is_dir():
         print(f"error: {out} is not a batch output folder", file=sys.stderr)

@@ -1,23 +1,24 @@
 """Grade one submission: the entry point, `grade()`.
 
 It parses the submission (the file is never imported or run), chooses the backend, and
-hands the rest to the judge (`grader/judge.py`): everything that touches the student's
-code runs in child processes (`grader/worker.py`, through `grader/child.py`), and the
+hands the rest to the judge (`grader/judge/judge.py`): everything that touches the student's
+code runs in child processes (`grader/judge/worker.py`, through `grader/judge/child.py`), and the
 judge decides every verdict. `_result` turns what was learnt into the GradeResult, with
 the integrity flags (the static scan, the link audit, the operation audit, torch state the
 kernel changed, speeds beyond the roofline) and `cheat_suspected` where one is strict.
+May import: core, isolation, analysis, build, judge, evidence.
 """
 from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
 
-from .config import Config
-from .judge import STAGE_NAMES, Judge, public_config  # noqa: F401 - re-exported: the CLI and batch use them
-from .options import GraderError, RunOptions
-from .parse import PRISTINE_TEMPLATE, Submission, is_template_stub, parse  # noqa: F401 - run.is_template_stub, its old home
-from .result import GradeResult, bench_from, check_from, compile_from
-from .system import gpu_present  # noqa: F401 - run.gpu_present, its old home, still works
+from .core.config import Config
+from .judge.judge import STAGE_NAMES, Judge, public_config  # noqa: F401 - re-exported: the CLI and batch use them
+from .isolation.options import GraderError, RunOptions
+from .build.parse import PRISTINE_TEMPLATE, Submission, is_template_stub, parse  # noqa: F401 - run.is_template_stub, its old home
+from .core.result import GradeResult, bench_from, check_from, compile_from
+from .core.system import gpu_present  # noqa: F401 - run.gpu_present, its old home, still works
 
 
 def choose_backend(sub: Submission, requested: str) -> tuple[str, str]:
@@ -75,8 +76,8 @@ def _config_summary(cfg: Config) -> dict:
 
 def _result(sub: Submission, cfg: Config, backend: str, reason: str, verdict: str, message: str,
             state: dict | None = None, isolation: dict | None = None) -> GradeResult:
-    from .evidence import read_profiles
-    from .integrity import REVIEW, STRICT, Flag, audit_flags, floor_flags, scan, speed_flags, state_flags
+    from .evidence.exports import read_profiles
+    from .judge.integrity import REVIEW, STRICT, Flag, audit_flags, floor_flags, scan, speed_flags, state_flags
     state = state or {}
     profiles, notes = read_profiles(sub) if sub.ok else ((), ())
     # a Triton source is audited when it is the one graded: a draft beside a graded C++/CUDA
@@ -85,14 +86,14 @@ def _result(sub: Submission, cfg: Config, backend: str, reason: str, verdict: st
     flags += [Flag(**f) for f in state.get("link_flags", [])]
     flags += audit_flags(state.get("audit"), every_op_strict=backend == "triton")
     flags += state_flags(state.get("state_changes", []))
-    from .config import ConfigError, load_precision
+    from .core.config import ConfigError, load_precision
     try:
         precision = load_precision(cfg.source) if Path(cfg.source).is_file() else None
     except ConfigError:
         precision = None
     flags += speed_flags(state.get("bench", []), state.get("system", {}), precision)
     flags += floor_flags(state.get("bench", []))
-    from .evidence import provenance
+    from .evidence.exports import provenance
     flags += [Flag("profile_provenance", REVIEW, p)
               for p in provenance({k: s.text for k, s in sub.sources.items()}, [dict(r) for r in profiles])[1]]
     flags += [Flag(**f) for f in state.get("judge_flags", [])]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import config
+from grader.core import config
 from grader.run import grade
 
 TESTS = Path(__file__).resolve().parent

@@ -3,7 +3,7 @@ import json
 import subprocess
 import sys
 
-from grader.result import VERDICTS
+from grader.core.result import VERDICTS
 
 from conftest import FAST_CONFIG, REPO, SUBMISSIONS
 
@@ -66,7 +66,7 @@ def test_cuda_only_submission_without_gpu_says_what_to_do(tmp_path):
 
 
 def test_results_file_is_readable_by_others(tmp_path):
-    from grader.result import write_json_atomic
+    from grader.core.result import write_json_atomic
     out = tmp_path / "r.json"
     write_json_atomic(out, {"a": 1, "b": float("nan")})
     assert oct(out.stat().st_mode & 0o777) == "0o644"

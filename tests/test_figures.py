@@ -2,7 +2,7 @@
 
 Every figure those documents quote is written by `tools/handout.py` from the config, the
 AI model and the fixtures (tests/test_handout.py runs its --check), or computed by
-grader/report.py at render time. Here: outside the generated blocks (and code), only the
+grader/report/pdf.py at render time. Here: outside the generated blocks (and code), only the
 config's own values and single digits (config 2, section 6) may appear; a figure edited
 inside a block is caught by the check; the figures the blocks print are the fixtures'.
 """
@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from grader import config
+from grader.core import config
 
 from conftest import REPO
 
@@ -56,7 +56,7 @@ def test_the_audit_catches_a_typed_figure():
 
 
 def test_the_report_template_types_no_figure():
-    """Layout only: every number the report prints comes from grader/report.py."""
+    """Layout only: every number the report prints comes from grader/report/pdf.py."""
     text = TEMPLATE.read_text()
     text = re.sub(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", "", text, flags=re.S)   # Jinja
     text = re.sub(r"\$[^$]*\$", "", text)                                      # math: formulas
@@ -139,7 +139,7 @@ def test_beyond_roofline_is_documented_as_the_code_decides_it():
     not the FP32 FMA peak: the docs say so."""
     import inspect
 
-    from grader import integrity
+    from grader.judge import integrity
     assert "peaks.get(policy.fastest)" in inspect.getsource(integrity.speed_flags)
     docs = _flat(REPO / "assignment" / "INSTRUCTORS.md") + " " + " ".join(integrity.__doc__.split())
     said = [m.start() for m in re.finditer(r"beyond_roofline` \(|or above the device's", docs)]
@@ -157,8 +157,8 @@ def test_the_fused_kernels_traffic_comments_are_the_models():
     """Tiling re-reads k and v once per block of rows: S²·D/32 floats a head on the GPU
     (64-row blocks: half the naive S×S traffic at D = 64), S²·D/16 on the CPU (32-row
     blocks: equal to it); not 'no S×S term' or 'O(S·D) per block'. The model is
-    grader/ai_model.py's; the shared-memory bytes are fused.cu's own layout."""
-    from grader import ai_model
+    grader/analysis/ai_model.py's; the shared-memory bytes are fused.cu's own layout."""
+    from grader.analysis import ai_model
     S, D = 1024, 64
     naive_ss = sum(v for k in ai_model.naive(1, 1, S, D) for n, v in {**k.bytes_read, **k.bytes_written}.items()
                    if n in ("scores", "p")) // 4
@@ -199,7 +199,7 @@ def test_exp2f_is_one_ptx_instruction(tmp_path):
 def test_one_clock_policy_for_every_quoted_peak():
     """Every peak the reference comments and NOTES quote is the roofline module's, at its one
     clock (the 1.98 GHz boost clock): FP32 ~67, TF32 535, 3xTF32 178 TFLOP/s; none at another."""
-    from grader import roofline
+    from grader.analysis import roofline
     peaks = roofline.precision_ceilings(roofline.HOPPER_SMS, roofline.HOPPER_BOOST_HZ, "9.0")
     fp32, tf32, x3 = (round(peaks[k] / 1e12) for k in ("fp32", "tf32", "3xtf32"))
     assert (fp32, tf32, x3) == (67, 535, 178)

@@ -59,7 +59,7 @@ def test_every_command_shown_exists(doc):
 
 def test_handout_states_the_measured_ai_trend_not_the_myth():
     text = HANDOUT.read_text()
-    from grader.ai_model import trend
+    from grader.analysis.ai_model import trend
     t = trend([128, 1024])
     assert t["naive_ai"][1] > t["naive_ai"][0]                 # the model: naive AI rises with S
     assert f"{t['naive_ai'][0]:.2f} to {t['naive_ai'][1]:.2f}" in text

@@ -3,13 +3,13 @@ class in the sandbox, as root on CI. Each attack must get its row, and the batch
 complete with no file changed outside the work folders, no secret in any student-visible
 output and no process left. Without bubblewrap the sandbox part skips with the reason;
 the judge-side rules (the parent's own reads, the trust boundary) are tested below and in
-tests/test_judge.py."""
+tests/judge/test_judge.py."""
 import sys
 from pathlib import Path
 
 import pytest
 
-from grader.sandbox import bwrap_path
+from grader.isolation.sandbox import bwrap_path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tools"))
@@ -48,9 +48,9 @@ def test_every_attack_gets_its_row_and_every_invariant_holds(graded):
 def test_the_cuda_attacks_compile_with_nvcc(tmp_path):
     """The GPU attacks run on the GPU machine (pytest -m gpu); here they must at least compile."""
     import shutil
-    from grader import config
-    from grader.compile import compile_only
-    from grader.parse import parse
+    from grader.core import config
+    from grader.build.compile import compile_only
+    from grader.build.parse import parse
     if not (shutil.which("nvcc") or Path("/usr/local/cuda/bin/nvcc").exists()):
         pytest.skip("needs nvcc")
     cfg = config.load(REPO / "tests" / "fast_config.toml")

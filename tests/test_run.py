@@ -150,7 +150,7 @@ def test_auto_picks_the_implemented_source_not_the_templates_stub(tmp_path, monk
     """Issue 32, item 7: on a GPU machine, `auto` grades the CPU kernel the student wrote when
     _CUDA_SRC is still the template's stub, and says which source it graded and why."""
     from grader import run
-    from grader.parse import parse
+    from grader.build.parse import parse
     monkeypatch.setattr(run, "gpu_present", lambda: True)       # a GPU machine, as seen by `auto`
     backend, why = run.choose_backend(parse(_template_with_cpu_kernel(tmp_path)), "auto")
     assert backend == "cpu" and "_CUDA_SRC is still the template's stub" in why and "--backend cuda" in why

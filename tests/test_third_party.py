@@ -7,8 +7,8 @@ from dataclasses import replace
 
 import pytest
 
-from grader import compile as build
-from grader.parse import parse
+from grader.build import compile as build
+from grader.build.parse import parse
 
 from conftest import TESTS
 
@@ -81,7 +81,7 @@ def test_cpu_kernels_get_their_verdict(cfg, entry, monkeypatch):
     if entry["diagnosis"]:         # the real bug named (issue 32, item 8), in the message or over the configs
         from dataclasses import asdict
 
-        from grader.diagnose import across_configs
+        from grader.analysis.diagnose import across_configs
         said = result.message + " " + (across_configs([asdict(c) for c in result.checks]) or "")
         assert entry["diagnosis"] in said, said
 

@@ -114,7 +114,7 @@ def main() -> None:
     for gpus in args.gpus:
         if args.cold:
             sys.path.insert(0, str(REPO))
-            from grader.compile import cache_root
+            from grader.build.compile import cache_root
             shutil.rmtree(cache_root(), ignore_errors=True)
         # a class of its own per run (a salt in every source): no run reuses another's builds
         name = gpus.replace(',', '_')

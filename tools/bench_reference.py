@@ -18,11 +18,11 @@ import torch
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from grader import compile as build  # noqa: E402
-from grader.bench import flops, sdpa, time_cpu  # noqa: E402
-from grader.check import make_inputs, truth  # noqa: E402
-from grader.config import Shape, load  # noqa: E402
-from grader.parse import parse  # noqa: E402
+from grader.build import compile as build  # noqa: E402
+from grader.judge.bench import flops, sdpa, time_cpu  # noqa: E402
+from grader.judge.check import make_inputs, truth  # noqa: E402
+from grader.core.config import Shape, load  # noqa: E402
+from grader.build.parse import parse  # noqa: E402
 
 GPU_SHAPES = [Shape(1, 8, 128, 64), Shape(1, 8, 512, 64), Shape(1, 8, 1024, 64), Shape(4, 16, 4096, 64),
               Shape(1, 8, 128, 128), Shape(1, 8, 512, 128), Shape(1, 8, 1024, 128), Shape(4, 16, 4096, 128)]
@@ -32,7 +32,7 @@ FP32_LANES_PER_SM = {(8, 0): 64, (8, 6): 128, (8, 9): 128, (9, 0): 128, (10, 0):
 
 def gpu_fp32_peak_tflops() -> float | None:
     """SMs x FP32 lanes x 2 (FMA) x max SM clock: the fp32 FMA limit of this GPU."""
-    from grader.system import _nvidia_smi
+    from grader.core.system import _nvidia_smi
     props = torch.cuda.get_device_properties(0)
     lanes = FP32_LANES_PER_SM.get((props.major, props.minor))
     smi = _nvidia_smi("clocks.max.sm")
@@ -56,13 +56,13 @@ def kernels(kind: str, cfg):
 
 def triton_kernels() -> dict:
     """The Triton references (reference/*.triton.py), if Triton is installed: imported as
-    the grader's child imports them (grader/worker.py load_triton)."""
+    the grader's child imports them (grader/judge/worker.py load_triton)."""
     try:
         import triton  # noqa: F401
     except ImportError:
         print("triton is not installed: the Triton references are left out", file=sys.stderr)
         return {}
-    from grader.worker import load_triton
+    from grader.judge.worker import load_triton
     return {f"triton_{name}": load_triton(str(REPO / "reference" / f"{name}.triton.py")) for name in ("naive", "fused")}
 
 
@@ -71,9 +71,9 @@ def max_err(fn, q, k, v, expected) -> float:
 
 
 def run_gpu(cfg) -> list[dict]:
-    """The grader's own GPU harness (grader/gpu.py): fresh inputs per call, L2 flushed; CUDA
+    """The grader's own GPU harness (grader/judge/gpu.py): fresh inputs per call, L2 flushed; CUDA
     graphs at S <= GRAPH_MAX_S when every kernel can be captured, else CUDA events."""
-    from grader.gpu import GRAPH_MAX_S, sdpa_backend, time_events_interleaved, time_graph_all
+    from grader.judge.gpu import GRAPH_MAX_S, sdpa_backend, time_events_interleaved, time_graph_all
     refs = {**kernels("cuda", cfg), **triton_kernels()}
     peak = gpu_fp32_peak_tflops()
     rows = []

@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from grader.config import load as load_config  # noqa: E402
+from grader.core.config import load as load_config  # noqa: E402
 from grader.run import grade  # noqa: E402
 
 CORPUS = ROOT / "tests" / "third_party"

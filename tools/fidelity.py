@@ -3,7 +3,7 @@ a student would) and print how much the headline figures move between runs.
 
 The bar is the slowdown, the figure the grade is decided by (issue 29): its spread
 (max - min) / median across grades within 1% at every size, and every grade's 95%
-interval (grader/confidence.py) holding every other grade's slowdown. The student's and
+interval (grader/analysis/confidence.py) holding every other grade's slowdown. The student's and
 SDPA's times are printed beside it, for information (a clock that drifts between grades
 moves both alike, and the ratio not).
 """

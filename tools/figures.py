@@ -17,7 +17,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from grader import ai_model, config  # noqa: E402
+from grader.analysis import ai_model
+from grader.core import config  # noqa: E402
 
 NCU = REPO / "tests" / "fixtures" / "ncu"
 RESULTS = REPO / "tests" / "fixtures" / "results"
@@ -26,7 +27,7 @@ EXPORT = "references_h200"            # make profile SUBMISSION=reference/fused.
 
 @functools.lru_cache(maxsize=None)
 def fixture(export: str = EXPORT) -> tuple:
-    from grader.ncu import read_files
+    from grader.analysis.ncu import read_files
     return tuple(read_files([NCU / f"{export}_details.csv", NCU / f"{export}_raw.csv"]))
 
 
@@ -40,7 +41,7 @@ def kernel(nvtx: str, name: str, export: str = EXPORT):
 
 def kernel_metric(nvtx: str, name: str, metric: str, export: str = EXPORT) -> float:
     """One raw metric of one kernel launch (the raw page, base units)."""
-    from grader.ncu import read_launches
+    from grader.analysis.ncu import read_launches
     found = [l.metrics[metric] for l in read_launches((NCU / f"{export}_raw.csv").read_text(), export)
              if l.nvtx == nvtx and name in l.kernel]
     if len(found) != 1:
@@ -130,10 +131,10 @@ SEEDS = range(10)           # the public seed 0 (the judge's inputs exactly: che
 def precision_errors_by_config() -> dict:
     """precision -> [(smallest, largest) max |out - truth| over SEEDS, per public config]:
     the products' operands rounded, fp32 accumulation and softmax, float64 truth
-    (grader/check.py). A simulation of the arithmetic, not of any kernel's order of sums."""
+    (grader/judge/check.py). A simulation of the arithmetic, not of any kernel's order of sums."""
     import torch
 
-    from grader.check import config_seed, make_inputs, truth
+    from grader.judge.check import config_seed, make_inputs, truth
     threads = torch.get_num_threads()
     torch.set_num_threads(1)                  # one summation order wherever the tool runs
     out = {}
@@ -154,7 +155,7 @@ def precision_errors_by_config() -> dict:
 def output_stds() -> list[tuple[float, float]]:
     """Per public config, the (smallest, largest) standard deviation of the output's entries
     (float64 truth) over SEEDS: the scale the absolute tolerance is measured against."""
-    from grader.check import config_seed, make_inputs, truth
+    from grader.judge.check import config_seed, make_inputs, truth
     out = []
     for i, shape in enumerate(config.load().configs):
         stds = [float(truth(*make_inputs(shape, config_seed(seed, i))).std()) for seed in SEEDS]

@@ -8,7 +8,7 @@ top); this script only arranges them the way a class hands work in: folders with
 report.md and profiles/, bare .py files, zips, a hostile zip, a timestamps CSV. The
 sandbox-escape ones get real targets filled in: another student's file, the output and
 submissions folders, and a TCP port the caller listens on (--port).
-`tests/test_batch.py` grades it and compares; `make batch-demo` grades it for a person.
+`tests/course/test_batch.py` grades it and compares; `make batch-demo` grades it for a person.
 """
 from __future__ import annotations
 

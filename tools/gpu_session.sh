@@ -68,7 +68,7 @@ setup)
     $PY - <<'EOF'
 import json, tempfile
 from pathlib import Path
-from grader.sandbox import Limits, bwrap_path, self_test
+from grader.isolation.sandbox import Limits, bwrap_path, self_test
 with tempfile.TemporaryDirectory() as d:
     print("sandbox self-test:", json.dumps(self_test(bwrap_path(), Path(d) / "w", Limits(), ())))
 EOF
@@ -83,9 +83,9 @@ system)
     file -L "$f" | grep -q text && head -c 400 "$f"; echo
     # what the do-nothing kernel's library calls (excused in every kernel's library audit)
     $PY - <<'EOF2'
-from grader.config import load
-from grader.judge import public_config
-from grader.linkaudit import baseline_objects, header_baseline
+from grader.core.config import load
+from grader.judge.judge import public_config
+from grader.judge.linkaudit import baseline_objects, header_baseline
 cfg = public_config(load())
 for kind, tier in (("cpp", "lean"), ("cuda", "proxy")):
     lib = header_baseline(kind, cfg, tier)
@@ -103,7 +103,7 @@ tests)
     # and the processes are listed just before a file's limit
     failed=0
     declare -A TLIM=([test_third_party]=420 [test_gpu]=300 [test_batch]=560 [test_redteam]=590)
-    for f in ${TESTS:-tests/test_third_party.py tests/test_gpu.py tests/test_batch.py tests/test_redteam.py}; do
+    for f in ${TESTS:-tests/test_third_party.py tests/judge/test_gpu.py tests/course/test_batch.py tests/test_redteam.py}; do
         stem=$(basename "${f%%::*}" .py); stem=${stem//[^A-Za-z0-9_]/_}; var=TESTS_$stem
         lim=${!var:-${TLIM[$stem]:-200}}; (( lim < 30 )) && lim=30
         echo "--- $f (limit $lim s)"; touch "$LOGS/start_$stem"
@@ -216,15 +216,15 @@ phases=${*:-setup system grade tests}
 # 151 (GT_N=2), test_gpu 207, redteam ONLY='^(gpu_|dispatcher)' 140-168, test_triton 70. So a session
 # runs it as seven calls, back to back (a warm machine keeps the build cache; it goes back
 # after 30 s idle and after 30 minutes held; about 55 minutes held in all, two machines):
-#   TESTS="tests/test_third_party.py tests/test_gpu.py" tools/gpu_session.sh setup system grade tests
-#   TESTS="tests/test_batch.py" tools/gpu_session.sh setup tests corpus
+#   TESTS="tests/test_third_party.py tests/judge/test_gpu.py" tools/gpu_session.sh setup system grade tests
+#   TESTS="tests/course/test_batch.py" tools/gpu_session.sh setup tests corpus
 #   ONLY='^gpu_' tools/gpu_session.sh setup redteam bench fidelity compile noisy
 #   ONLY='^(?!gpu_)[a-f]' tools/gpu_session.sh setup redteam      (the CPU attacks graded beside
 #   ONLY='^(?!gpu_)[g-m]' tools/gpu_session.sh setup redteam       the GPU, in three parts)
 #   ONLY='^(?!gpu_)[n-r]' tools/gpu_session.sh setup redteam
 #   ONLY='^(?!gpu_)[s-z]' tools/gpu_session.sh setup redteam
 #   tools/gpu_session.sh setup throughput profile demo
-#   TESTS="tests/test_triton.py" tools/gpu_session.sh setup triton tprofile tests     (Triton, issue 31)
+#   TESTS="tests/judge/test_triton.py" tools/gpu_session.sh setup triton tprofile tests     (Triton, issue 31)
 [ "$phases" = all ] && phases="setup system grade tests redteam corpus bench fidelity compile noisy throughput profile demo triton tprofile"
 for p in $phases; do
     start=$(date +%s)

@@ -5,7 +5,7 @@ Three documents hold generated blocks: the handout (assignment/README.md) and NO
 the model answers (reference/report.md) between `[//]: # (BEGIN generated:NAME)` and
 `[//]: # (END generated:NAME)` (Markdown comments: invisible in the report PDF, whose
 Markdown reader drops HTML comments' protection). This script writes the blocks from
-assignment/config.toml, grader/ai_model.py, grader/roofline.py and the figures of
+assignment/config.toml, grader/analysis/ai_model.py, grader/analysis/roofline.py and the figures of
 tools/figures.py (the fixtures); tests/test_figures.py checks that no figure outside a
 block is typed by hand.
 
@@ -23,8 +23,9 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tools"))
 
 import figures as fig  # noqa: E402
-from grader import ai_model, config, roofline  # noqa: E402
-from grader.diagnose import EXP_OVERFLOW  # noqa: E402
+from grader.analysis import ai_model, roofline
+from grader.core import config  # noqa: E402
+from grader.analysis.diagnose import EXP_OVERFLOW  # noqa: E402
 
 HANDOUT = REPO / "assignment" / "README.md"
 ANSWERS = REPO / "reference" / "report.md"
@@ -149,11 +150,12 @@ def _precision(path: Path) -> str:
 
 
 def _benchmark(cfg: config.Config) -> str:
-    from grader import confidence, gpu
-    from grader.bench import ROWS_PER_HEAD
-    from grader.gpu import CANARIES, detection
-    from grader.baseline import GPU_SDPA_CAP
-    from grader.judge import SDPA_CAP
+    from grader.analysis import confidence
+    from grader.judge import gpu
+    from grader.judge.bench import ROWS_PER_HEAD
+    from grader.judge.gpu import CANARIES, detection
+    from grader.judge.baseline import GPU_SDPA_CAP
+    from grader.judge.judge import SDPA_CAP
     b = cfg.bench_shapes[0]
     sizes = ", ".join(str(s.S) for s in cfg.bench_shapes)
     return (f"Shapes: B = {b.B}, H = {b.H}, D = {b.D}, S = {sizes}; float32.\n\n"
@@ -225,8 +227,8 @@ def _deadline(path: Path) -> str:
 
 
 def _ncu() -> str:
-    from grader.profile import ncu_commands
-    driver = "python -m grader.profile_driver student_template/attention.py"
+    from grader.evidence.profile import ncu_commands
+    driver = "python -m grader.evidence.profile_driver student_template/attention.py"
     cold = ncu_commands(driver, "before", "student_template/profiles")
     warm = ncu_commands(driver, "before", "student_template/profiles", warm=True)
     return ("```sh\n# cold: ncu's default flushes every cache before each kernel\n" + "\n".join(cold) +
@@ -342,7 +344,7 @@ def _sol() -> str:
     sm = fig.kernel("naive_S1024", "softmax_rows_kernel")
     opt = [p for p in fig.range_kernels("fused_opt_S1024")]
     fu = fig.kernel("fused_S1024", "fused_attention_kernel")
-    from grader.ncu import LATENCY_PCT, LIMITER_PCT
+    from grader.analysis.ncu import LATENCY_PCT, LIMITER_PCT
     fma = fig.kernel_metric("naive_S1024", "scores_kernel", "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_elapsed")
     peak = fig.fp32_peak()
     S = 1024
@@ -530,7 +532,7 @@ def _answer_fusion() -> str:
 # ---- NOTES §5 ---------------------------------------------------------------------------------
 
 def _notes_ncu() -> str:
-    from grader.ncu import unit_text
+    from grader.analysis.ncu import unit_text
     _, _, _, sizes = fig.bench_shape()
     hi = max(sizes)
     rows = ["| range | kernel | time us | SOL Mem % | SOL SM % | DRAM % | GFLOP/s (FP32 instr.) | AI DRAM | AI L2 | "

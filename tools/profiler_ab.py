@@ -3,7 +3,7 @@
 attached after a profiler session can slow later kernels).
 
 The judge observes every checked call, and two untimed calls per benchmark request, under
-torch's profiler (grader/launches.py), in the same process that is then timed. This grades
+torch's profiler (grader/judge/launches.py), in the same process that is then timed. This grades
 one kernel N times with the observation on and N times with it off
 (GRADER_OBSERVE_LAUNCHES=0), alternating A B A B so that drift of the machine lands on both,
 and prints per S the medians of the kernel's time, SDPA's time and the slowdown, on / off.

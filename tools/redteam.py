@@ -223,7 +223,7 @@ JOBS = max(2, min(8, (os.cpu_count() or 2) // 2))
 
 def _config(cls: Class) -> Path:
     """The fast test config with enough timed rounds at each size (60) for the judge's CPU
-    sampling to decide (grader/cpusample.py needs 100 samples of the kernel's calls' time:
+    sampling to decide (grader/judge/cpusample.py needs 100 samples of the kernel's calls' time:
     the fast config's 5 rounds at S = 200 give about 8), and S = 256 for its larger size."""
     text = FAST.read_text()
     text = re.sub(r"(?m)^S = \[64, 200\]$", "S = [64, 256]", text)

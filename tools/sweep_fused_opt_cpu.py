@@ -11,11 +11,11 @@ from dataclasses import replace
 from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import torch
-from grader import compile as build
-from grader.bench import sdpa, time_cpu
-from grader.check import truth, make_inputs
-from grader.config import Shape, load
-from grader.parse import parse
+from grader.build import compile as build
+from grader.judge.bench import sdpa, time_cpu
+from grader.judge.check import truth, make_inputs
+from grader.core.config import Shape, load
+from grader.build.parse import parse
 cfg = load()
 torch.set_num_threads(2)
 src = parse(Path(__file__).resolve().parent.parent / "reference" / "fused_opt.cpp").sources["cpp"]

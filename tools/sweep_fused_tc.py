@@ -16,12 +16,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from grader import compile as build  # noqa: E402
-from grader.bench import flops, sdpa  # noqa: E402
-from grader.check import make_inputs, truth  # noqa: E402
-from grader.config import Shape, load  # noqa: E402
-from grader.gpu import time_events_interleaved, time_graph_all  # noqa: E402
-from grader.parse import parse  # noqa: E402
+from grader.build import compile as build  # noqa: E402
+from grader.judge.bench import flops, sdpa  # noqa: E402
+from grader.judge.check import make_inputs, truth  # noqa: E402
+from grader.core.config import Shape, load  # noqa: E402
+from grader.judge.gpu import time_events_interleaved, time_graph_all  # noqa: E402
+from grader.build.parse import parse  # noqa: E402
 
 SHAPES = [Shape(1, 8, 128, 64), Shape(1, 8, 512, 64), Shape(1, 8, 1024, 64), Shape(4, 16, 4096, 64),
           Shape(1, 8, 128, 128), Shape(1, 8, 512, 128), Shape(1, 8, 1024, 128), Shape(4, 16, 4096, 128)]
@@ -74,7 +74,7 @@ for shape in SHAPES:
         except RuntimeError as e:
             print(f"{shape}: {n} cannot run: {str(e).splitlines()[0]}")
     fns = {"sdpa": sdpa, **runnable}
-    # the grader's own harness (grader/gpu.py): fresh inputs every call, graphs at small S
+    # the grader's own harness (grader/judge/gpu.py): fresh inputs every call, graphs at small S
     t = (time_graph_all(fns, shape) if shape.S <= 256 else None) or time_events_interleaved(fns, shape)
     line = "  ".join(f"{n} {t[n].median_ms * 1e3:7.1f}µs ({t['sdpa'].median_ms / t[n].median_ms:4.2f}x, "
                      f"{flops(shape) / t[n].median_ms / 1e9:5.1f} TF, err {errs.get(n, 0):.0e})" for n in fns)

@@ -4,7 +4,7 @@ can name, and 130 000 files at the bottom: a path-based walk could not count pas
 (it failed open: no file limit), and shutil.rmtree recursed until Python's recursion limit
 (grader_error, no gradebook row: the batch lost it).
 Defence: the judge measures and removes a child's folder by descriptors, one level at a time
-(grader/safefs.py): a tree deeper than 256 levels is a breach, and any depth is removed.
+(grader/isolation/safefs.py): a tree deeper than 256 levels is a breach, and any depth is removed.
 Expect: status=runtime_error; message=levels deep
 """
 

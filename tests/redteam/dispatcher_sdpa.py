@@ -3,8 +3,8 @@ only while the operation audit's dispatch mode is not on the stack (the audited 
 calls see an honest kernel; the timed calls get SDPA itself): no ATen name of its own to
 flag, every c10:: symbol allowed, so it was ok with full performance points (CPU and H200).
 Defence: the link audit holds the dispatcher, its dispatch-key state and the allocator
-setters strict (grader/linkaudit.py: `dispatcher`), whatever the kernel does with them; and
-the timed calls' operators are counted by torch's own operator observer (grader/dispatch.cpp),
+setters strict (grader/judge/linkaudit.py: `dispatcher`), whatever the kernel does with them; and
+the timed calls' operators are counted by torch's own operator observer (grader/build/dispatch.cpp),
 so the SDPA they dispatch is `dispatched_compute` too, whichever way it was reached.
 Expect: status=cheat_suspected; without=ok; flags=strict:dispatcher,strict:dispatched_compute
 """

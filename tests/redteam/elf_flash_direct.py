@@ -4,7 +4,7 @@ walking libtorch_cpu's dynamic symbol table in memory from at::get_num_threads (
 compute symbol linked, the mangled name a string (the static scan blanks strings).
 It got `ok` and full performance points (slowdown 1.08) when first written.
 Defence: the judge samples the child's instruction pointers from outside its process while the
-timed rounds run (perf_event_open, grader/cpusample.py): none of the samples landed in the
+timed rounds run (perf_event_open, grader/judge/cpusample.py): none of the samples landed in the
 kernel's own library while its calls took their time, so its compute ran elsewhere.
 Expect: status=cheat_suspected; without=ok; flags=strict:foreign_cpu_time
 """

@@ -5,7 +5,7 @@ With them it stores a key in the user keyring (as root every sandbox is the host
 65534, and a key outlived the batch: a later submission read the hidden config and a
 hidden input value from it), makes a user namespace, and opens an io_uring (a second
 system-call path).
-Defence: the sandbox's seccomp filter (grader/seccomp.py, loaded by bwrap) refuses the
+Defence: the sandbox's seccomp filter (grader/isolation/seccomp.py, loaded by bwrap) refuses the
 keyrings, namespaces, io_uring, ptrace, perf, bpf ... whatever instruction makes the call;
 the kernel computes attention and gets its row: the attack held only if every call failed
 with EPERM (the kernel raises "ESCAPE" otherwise).

@@ -2,7 +2,7 @@
 Unix socket pairs' buffers: gigabytes of kernel memory that no process's resident size shows,
 so a 1 GiB memory limit let 2.5 GiB through; System V shared memory would do the same.
 Defence: the sandbox's seccomp filter refuses socket, socketpair, shmget, msgget and semget
-(grader/seccomp.py): the kernel has no one to talk to and no memory to hide there. Here a
+(grader/isolation/seccomp.py): the kernel has no one to talk to and no memory to hide there. Here a
 socket pair that opens is the escape, said in the kernel's own error.
 Expect: status=ok
 """

@@ -26,7 +26,7 @@ torch::Tensor attention(torch::Tensor q, torch::Tensor k, torch::Tensor v) {
     double tmp = fill("/tmp/hog"), shm = fill("/dev/shm/hog");
     TORCH_CHECK(tmp < 8192 && shm < 8192, "SANDBOX ESCAPE: wrote 8 GiB to /tmp or /dev/shm");
     // the message is one std::string: on the GPU image, TORCH_CHECK formatting a number
-    // crashes (SIGSEGV; see tests/test_batch.py's xfail), and the row would lose "held"
+    // crashes (SIGSEGV; see tests/course/test_batch.py's xfail), and the row would lose "held"
     TORCH_CHECK(false, "sandbox held: /tmp full at " + std::to_string((long)tmp) + " MiB, /dev/shm at " +
                        std::to_string((long)shm) + " MiB");
     return q;

@@ -1,7 +1,7 @@
 """Attack: (Triton) code that runs when the file is imported, before any check: a decorator
 of the student's own, and a launch hook registered with Triton's runtime (triton.knobs),
 both set to swap the real kernel for SDPA on the timed calls and keep it on the checks.
-Defence: the Triton allowlist (grader/tritonaudit.py), read from the syntax tree in the
+Defence: the Triton allowlist (grader/judge/tritonaudit.py), read from the syntax tree in the
 judge: decorators are triton.jit/autotune/heuristics only, triton.knobs and triton.runtime
 are off the list. Static, so the flag holds whatever the code does once it runs.
 Expect: status=cheat_suspected; flags=strict:triton_allowlist,strict:torch_compute; message=torch.nn

@@ -3,7 +3,7 @@ works on whole tensors with Python's operators (broadcast `*`, `+`, `**`, `/`) a
 no Triton kernel at all, so the source holds no torch function, no method, no `@`.
 Defence: the operation audit records every ATen operation a checked call dispatches; in a
 Triton submission, whose torch is for allocation and shapes only, any computing operation
-is strict (grader/integrity.py audit_flags, every_op_strict), a `*` on the host too.
+is strict (grader/judge/integrity.py audit_flags, every_op_strict), a `*` on the host too.
 Expect: status=cheat_suspected; flags=strict:dispatched_compute; message=aten.mul
 """
 

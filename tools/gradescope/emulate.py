@@ -23,7 +23,7 @@ through it, each in a memory cgroup of a given size, the way Gradescope does:
 
 The summary goes to OUT/summary.json and a line per run to stdout; each results.json to
 OUT/<submission>-<MB>.json. Needs root, debootstrap, bwrap and a cgroup-v1 memory
-controller (/sys/fs/cgroup/memory); tests/test_gradescope_image.py runs it when
+controller (/sys/fs/cgroup/memory); tests/course/test_gradescope_image.py runs it when
 GRADER_GRADESCOPE_IMAGE=1. Every size must be > 0: a memory hog in an unlimited group
 would take the machine.
 
@@ -346,9 +346,9 @@ def _pss_kib(pid: str) -> int:
 
 
 def _role(cmdline: str) -> str:
-    if "grader.gradescope" in cmdline:
+    if "grader.course.gradescope" in cmdline:
         return "judge"
-    if "grader.worker" in cmdline:
+    if "grader.judge.worker" in cmdline:
         return "worker"
     if re.search(r"cc1plus|/ld |collect2|\bg\+\+|\bc\+\+|ninja|/as ", cmdline):
         return "compiler"

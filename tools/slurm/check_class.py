@@ -112,7 +112,7 @@ def main() -> int:
     expected = fixture_class.build(subs, subs, port=9)
     with open(subs / "timestamps.csv", "a") as f:        # a late submission that scores: -10%
         f.write(f"kim,{LATE_KIM}\n")
-    from grader.sandbox import bwrap_path
+    from grader.isolation.sandbox import bwrap_path
     if bwrap_path() is None:       # without a sandbox the escapes would succeed: leave them out
         for sid in fixture_class.ESCAPES:
             (subs / f"{sid}.py").unlink()

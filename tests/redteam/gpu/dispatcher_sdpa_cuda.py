@@ -3,7 +3,7 @@ operator dispatcher and calls it boxed (flash attention then runs: a foreign ker
 while the operation audit's dispatch mode is off (the audited check calls see its own
 kernel): on the H200 it was ok with 25/25 and no flag.
 Defence: the link audit holds the dispatcher, its dispatch-key state and the allocator
-setters strict (grader/linkaudit.py: `dispatcher`), in a CUDA library as in a CPU one.
+setters strict (grader/judge/linkaudit.py: `dispatcher`), in a CUDA library as in a CPU one.
 Expect: status=cheat_suspected; without=ok; flags=strict:dispatcher
 """
 

@@ -9,7 +9,7 @@ _CUDA_SRC = r"""
 
 torch::Tensor attention(torch::Tensor q, torch::Tensor k, torch::Tensor v) {
     // literal-only messages: on the GPU image a TORCH_CHECK with values crashes (SIGSEGV)
-    // before its message is seen (tests/test_batch.py, the xfail)
+    // before its message is seen (tests/course/test_batch.py, the xfail)
     int n = 0;
     cudaGetDeviceCount(&n);
     for (int d = 1; d < n; ++d) {

@@ -1,0 +1,350 @@
+"""Batch, outputs: what a grade leaves in OUT, and the gradebook rebuilt from it.
+
+Per submission `OUT/students/<id>/`: results.json, report.pdf, results_gradescope.json,
+output.log, and batch.json written last (the key of what was graded: it marks the
+submission complete, which is what makes a killed batch resumable). The class outputs
+(grading.json, grades.csv, summary.pdf) are rebuilt from those folders, the record of the
+grading (`record.py`) and the instructor's overrides.csv on every run; `collect` merges
+the folders of several shards under the config they recorded.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+from ...core.config import Config, Deadline, Rubric
+from ...core.result import GradeResult, write_json_atomic
+from ...core.safetext import printable
+from . import record
+from .discover import BatchError
+
+
+STUDENTS = "students"      # OUT/students/<id>/: no student id can collide with an output name
+
+
+def student_folder(out: Path, sid: str) -> Path:
+    """Where one student's outputs live."""
+    return out / STUDENTS / sid
+
+
+def student_folders(out: Path) -> list[Path]:
+    """Every graded student folder of OUT (and of the layout before OUT/students/)."""
+    return sorted({f.parent for f in [*out.glob(f"{STUDENTS}/*/batch.json"), *out.glob("*/batch.json")]})
+
+
+def rebuild_from_record(out: Path, render_pdf: bool = True) -> bool:
+    """Rebuild OUT's gradebook from its grading.json (after editing overrides.csv, or to
+    add the similarity section); False when OUT has no record."""
+    rec = record.read(out)
+    if rec is None:
+        return False
+    rebuild(out, list(rec.students), rec.setup, render_pdf)
+    return True
+
+
+def with_references(result: GradeResult, ref_doc: dict | None, slot: str) -> dict:
+    """The student's results with the reference kernels' times of this slot's reference run."""
+    doc = result.to_json()
+    if not ref_doc or not doc.get("bench"):
+        return doc
+    by_s = {b["S"]: b for b in ref_doc.get("bench", [])}
+    for row in doc["bench"]:
+        ref = by_s.get(row["S"])
+        if not ref:
+            continue
+        for name in ("naive", "fused", "fused_opt"):
+            row[f"{name}_ms"] = ref.get(f"{name}_ms")
+            if name in ref.get("timings", {}):
+                row["timings"][name] = ref["timings"][name]
+    doc["timing"]["references"] = (f"reference kernels timed once on this device ({slot}) at the start of the "
+                                   "batch, with the same harness; the student's kernel and SDPA timed together")
+    return doc
+
+
+def write_submission(folder: Path, work: Path, doc: dict, record: dict, render_pdf: bool,
+                     render_slot, log, output: str | None = None, private: dict | None = None,
+                     private_folder: Path | None = None, score=None) -> dict:
+    """One graded submission's outputs into `folder`: results.json, report.pdf (holding
+    `render_slot` while rendering; `score(doc)`: the gradebook's score it shows, so that the
+    gradebook's rebuild finds it current), output.log (what the kernel printed before the hidden
+    configs ran, from the judge's memory), then batch.json last, which marks it complete.
+    `private` (the hidden configs' full results and output) goes to `private_folder`,
+    never beside the student's files. Returns the batch.json record."""
+    folder.mkdir(parents=True, exist_ok=True)
+    if private_folder is not None:
+        mine = private_folder / f"{record['submission']}.json"
+        if private is not None:
+            write_json_atomic(mine, private)
+        else:                      # no hidden results this time: an older grade's must not stay
+            mine.unlink(missing_ok=True)
+    doc["submission"]["name"] = record["submission"]
+    write_json_atomic(folder / "results.json", doc)
+    score = score(doc) if score is not None and render_pdf else None
+    pdf_note = ""
+    if render_pdf:
+        with render_slot:
+            pdf_note = render_pdf_with(folder, score)
+        if "grader bug" in pdf_note:
+            log(f"{record['submission']}: {pdf_note}")
+    if output is not None:
+        tmp = folder / ".output.log.tmp"
+        tmp.write_text(printable(output))       # an instructor cats it: no escape runs
+        tmp.replace(folder / "output.log")
+    from ...isolation.safefs import remove_tree
+    if not remove_tree(work):                  # what the children left, any depth: never a lost row
+        log(f"{record['submission']}: its work folder {work} could not be removed entirely")
+    import time
+    record = {**record, "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "pdf_note": pdf_note}
+    write_json_atomic(folder / "batch.json", record)   # last: marks the submission complete
+    return record
+
+
+def write_gradebook(out: Path, ids: list[str], cfg: Config, rubric: Rubric, deadline: Deadline | None,
+                    stamps: dict, render_pdf: bool = True, shard: tuple[int, int] = (1, 1)) -> list[dict]:
+    """A batch's class outputs: OUT/grading.json (what it was graded and scored with), then
+    grades.csv, every results_gradescope.json and summary.pdf from OUT/students/<id>/."""
+    setup = record.setup_from(cfg, rubric, deadline, {s: t for s, t in stamps.items() if s in set(ids)}, shard)
+    record.write(out, setup, ids)
+    return rebuild(out, ids, setup, render_pdf)
+
+
+def read_overrides(out: Path, setup: record.GradingSetup) -> list:
+    """OUT/overrides.csv, validated against the rubric (BatchError with the line)."""
+    from ...score import gradebook as gb
+    from ...score.overrides import FILE_NAME, OverrideError, check_items, read
+    path = out / FILE_NAME
+    try:
+        rows = read(path)
+        check_items(rows, gb.item_keys(setup.rubric, len(setup.config.configs), setup.n_hidden), path)
+    except OverrideError as e:
+        raise BatchError(str(e)) from None
+    return rows
+
+
+def _scored(out: Path, sid: str, doc: dict, setup: record.GradingSetup, chosen: dict):
+    """(items, lateness) of one student: the rubric, the hidden configs, overrides, late policy."""
+    from ...score import gradebook as gb
+    from ...score.overrides import OverrideError
+    try:
+        items = gb.scored(doc, setup.rubric, setup.n_hidden, chosen)
+    except OverrideError as e:
+        raise BatchError(f"{out / 'overrides.csv'}: {e}") from None
+    extension = chosen["extension"].number if "extension" in chosen else 0
+    return items, gb.lateness(setup.stamps.get(sid), setup.deadline, extension)
+
+
+def course_score(out: Path, sid: str, doc: dict, setup: record.GradingSetup) -> dict | None:
+    """The score the gradebook gives this student now (gradebook.final_score); None when
+    overrides.csv cannot be read (the gradebook's rebuild then says why)."""
+    from ...score import gradebook as gb
+    from ...score.overrides import for_student
+    try:
+        items, late = _scored(out, sid, doc, setup, for_student(read_overrides(out, setup), sid))
+    except BatchError:
+        return None
+    return gb.final_score(items, late)
+
+
+SCORE_SHOWN = ".report_score.json"     # the score the student's report.pdf shows
+
+
+def render_pdf_with(folder: Path, score: dict | None) -> str:
+    """report.pdf from results.json, showing `score`; '' or why it was not written."""
+    from ...report.pdf import ReportError, render
+    (folder / SCORE_SHOWN).unlink(missing_ok=True)
+    try:
+        render(folder / "results.json", folder / "report.pdf", score=score)
+    except (ReportError, ImportError) as e:
+        return f"report.pdf not written: {e}"
+    except Exception as e:  # noqa: BLE001 - a report bug must not lose the grade
+        return f"report.pdf not written (grader bug, please report): {type(e).__name__}: {e}"[:500]
+    if score is not None:
+        write_json_atomic(folder / SCORE_SHOWN, score)
+    return ""
+
+
+def refresh_pdf(folder: Path, score: dict) -> None:
+    """Re-render report.pdf when the score it shows is not the gradebook's (hidden configs,
+    an override, a late penalty or the rubric changed since): one score per student."""
+    try:
+        shown = json.loads((folder / SCORE_SHOWN).read_text())
+    except (OSError, ValueError):
+        shown = None
+    if shown == json.loads(json.dumps(score)) and (folder / "report.pdf").is_file():
+        return
+    note = render_pdf_with(folder, score)
+    if note:
+        print(f"{folder.name}: {note}", file=sys.stderr)
+
+
+def rebuild(out: Path, ids: list[str], setup: record.GradingSetup, render_pdf: bool = True) -> list[dict]:
+    """grades.csv, results_gradescope.json and summary.pdf from the student folders, the
+    setup and OUT/overrides.csv (read, never written)."""
+    from ...score import gradebook as gb
+    from ...score.overrides import for_student
+    overrides = read_overrides(out, setup)
+    rows, docs = [], []
+    n_public, n_hidden = len(setup.config.configs), setup.n_hidden
+    for sid in ids:
+        folder = student_folder(out, sid)
+        try:
+            doc = json.loads((folder / "results.json").read_text())
+            json.loads((folder / "batch.json").read_text())
+        except (OSError, ValueError):
+            continue         # not graded (yet): a later run will
+        chosen = for_student(overrides, sid)
+        items, late = _scored(out, sid, doc, setup, chosen)
+        try:                 # the hidden configs' max_err: only the instructor's copy has it
+            hidden_private = json.loads((out / "instructor" / f"{sid}.json").read_text())["hidden_checks"]
+        except (OSError, ValueError, KeyError, TypeError):
+            hidden_private = None
+        row = gb.row(doc, items, late, setup.sizes, n_public, n_hidden, chosen, hidden_private)
+        if setup.deadline is not None and sid not in setup.stamps:
+            row["flags"] = ";".join(x for x in (row["flags"], "warning:no_timestamp") if x)
+        rows.append(row)
+        docs.append(doc)
+        write_json_atomic(folder / "results_gradescope.json", gb.gradescope(doc, items, late))
+        if render_pdf:
+            refresh_pdf(folder, gb.final_score(items, late))
+    unknown = sorted({o.student for o in overrides} - set(ids))
+    if unknown and setup.shard == (1, 1):
+        print(f"note: overrides.csv names students this folder does not hold: {', '.join(unknown)}",
+              file=sys.stderr)
+    text = gb.to_csv(rows, gb.columns(setup.sizes, n_public, n_hidden))
+    tmp = out / ".grades.csv.tmp"
+    tmp.write_text(text)
+    tmp.replace(out / "grades.csv")
+    if render_pdf:
+        from ..class_summary import render_summary
+        from ...report.pdf import ReportError
+        try:
+            render_summary(rows, docs, setup.config, n_hidden, out / "summary.pdf", overrides=overrides)
+        except (ReportError, ImportError) as e:
+            print(f"summary.pdf not written: {e}", file=sys.stderr)
+    return rows
+
+
+def collect(outs: list[Path], dest: Path, rubric: Rubric | None = None, deadline: Deadline | None = None,
+            stamps: dict | None = None, hidden: Config | None = None, render_pdf: bool = True,
+            legacy: record.GradingSetup | None = None, warn=lambda text: print(text, file=sys.stderr)) -> list[dict]:
+    """Merge shard outputs into `dest`: per-submission folders copied (the newest record of
+    a submission wins), then the gradebook rebuilt over all of them with the config, hidden
+    configs and submission times the shards recorded (grading.json). Shards graded under
+    different configs are refused. `rubric`/`deadline`/`stamps` replace the recorded ones
+    when given; `hidden` (a config loaded with --hidden) must match the shards' digest.
+    `legacy`: the setup for folders graded before records existed (all of them must be)."""
+    records = _records(outs, legacy)
+    chosen = _newest_grades(outs)
+    base = records[0].setup
+    if stamps is None:       # each student's time as the shard that graded them recorded it
+        by_folder = {r.folder.resolve(): r.setup.stamps for r in records}
+        stamps = {sid: t for sid, (_, folder) in chosen.items()
+                  if (t := by_folder.get(_out_of(folder), {}).get(sid)) is not None}
+    if hidden is not None and record.hidden_digest(hidden) != base.hidden_digest:
+        raise BatchError(f"--hidden does not match the hidden configs the shards were graded with "
+                         f"({records[0].folder}/{record.FILE_NAME})")
+    if rubric is None:
+        rubrics = {json.dumps(record._rubric_json(r.setup.rubric)) for r in records}
+        deadlines = {json.dumps(record._deadline_json(r.setup.deadline)) for r in records}
+        if len(rubrics) > 1 or len(deadlines) > 1:
+            raise BatchError("the shards recorded different rubrics or deadlines: pass --config FILE to "
+                             "say which to score with")
+        rubric, deadline = base.rubric, base.deadline
+    setup = record.GradingSetup(config=base.config, n_hidden=base.n_hidden, rubric=rubric, deadline=deadline,
+                                stamps=stamps, hidden_digest=base.hidden_digest)
+    _check_shards(records, warn)
+    dest.mkdir(parents=True, exist_ok=True)
+    _copy_grades(chosen, dest)
+    for out in outs:
+        if (out / "overrides.csv").is_file() and out.resolve() != dest.resolve():
+            warn(f"note: {out / 'overrides.csv'} is not applied: collect applies {dest / 'overrides.csv'} "
+                 "(copy its rows there)")
+    ids = sorted(chosen)
+    if legacy is None:
+        record.write(dest, setup, ids, collected_from=[str(o) for o in outs])
+    return rebuild(dest, ids, setup, render_pdf)
+
+
+def _records(outs: list[Path], legacy: record.GradingSetup | None) -> list[record.Record]:
+    for out in outs:
+        if not out.is_dir():
+            raise BatchError(f"{out} is not a batch output folder")
+    found = [(out, record.read(out)) for out in outs]
+    missing = [str(out) for out, r in found if r is None]
+    if missing and legacy is None:
+        raise BatchError(f"{', '.join(missing)}: no {record.FILE_NAME} (graded before batches recorded their "
+                         "config): re-run the same batch command on it (unchanged submissions are skipped) "
+                         "so it records what it was graded with")
+    if legacy is not None:
+        if len(missing) != len(outs):
+            raise BatchError("some folders have a grading.json and some do not: re-run the batch on "
+                             + ", ".join(missing))
+        return [record.Record(out, legacy, (), record.public_config(legacy.config), "?") for out in outs]
+    records = [r for _, r in found]
+    for r in records[1:]:
+        diff = record.differences(records[0], r)
+        if diff:
+            raise BatchError(f"{r.folder} was graded with a different config than {records[0].folder} "
+                             f"(differs in: {', '.join(diff)}); grade every shard with the same config and "
+                             "hidden file, or collect them separately")
+    return records
+
+
+def _check_shards(records: list[record.Record], warn) -> None:
+    """Warn about missing or repeated shards of a --shard K/N array, and a grader update mid-way."""
+    arrays = {r.setup.shard[1] for r in records if r.setup.shard[1] > 1}
+    for n in sorted(arrays):
+        present = sorted(r.setup.shard[0] for r in records if r.setup.shard[1] == n)
+        gone = [k for k in range(1, n + 1) if k not in present]
+        if gone:
+            warn(f"warning: shard{'s' * (len(gone) > 1)} {', '.join(f'{k}/{n}' for k in gone)} not among the "
+                 "folders collected: their students are missing from the gradebook")
+    versions = {r.grader_version for r in records}
+    if len(versions) > 1:
+        warn(f"warning: the shards were graded by different grader versions ({', '.join(sorted(versions))})")
+
+
+def _out_of(student_dir: Path) -> Path:
+    """The OUT folder a student folder belongs to (OUT/students/<id> or the old OUT/<id>)."""
+    parent = student_dir.parent
+    return (parent.parent if parent.name == STUDENTS else parent).resolve()
+
+
+def _newest_grades(outs: list[Path]) -> dict[str, tuple[str, Path]]:
+    """student -> (finished_at, folder) of the newest complete grade among the shards."""
+    chosen: dict[str, tuple[str, Path]] = {}
+    for out in outs:
+        for folder in student_folders(out):
+            record_file = folder / "batch.json"
+            try:
+                rec = json.loads(record_file.read_text())
+            except (OSError, ValueError):
+                continue
+            sid = record_file.parent.name
+            stamp = rec.get("finished_at", "")
+            if sid not in chosen or stamp > chosen[sid][0]:
+                chosen[sid] = (stamp, record_file.parent)
+    return chosen
+
+
+def _copy_grades(chosen: dict[str, tuple[str, Path]], dest: Path) -> None:
+    (dest / STUDENTS).mkdir(exist_ok=True)
+    (dest / "instructor").mkdir(exist_ok=True)
+    for sid, (_, folder) in chosen.items():
+        target = student_folder(dest, sid)
+        # the hidden configs' full results (OUT/instructor/<id>.json) come along with the grade
+        shard_out = folder.parent.parent if folder.parent.name == STUDENTS else folder.parent
+        private = shard_out / "instructor" / f"{sid}.json"
+        if private.resolve() != (dest / "instructor" / f"{sid}.json").resolve():
+            if private.is_file():
+                shutil.copyfile(private, dest / "instructor" / f"{sid}.json")
+            else:
+                (dest / "instructor" / f"{sid}.json").unlink(missing_ok=True)
+        if folder.resolve() != target.resolve():
+            tmp = dest / STUDENTS / f".{sid}.tmp"
+            shutil.rmtree(tmp, ignore_errors=True)
+            shutil.copytree(folder, tmp)
+            shutil.rmtree(target, ignore_errors=True)
+            tmp.replace(target)

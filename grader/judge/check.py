@@ -1,0 +1,413 @@
+"""Stage 3, check: is the kernel's output softmax(q kᵀ/√D) v, to the tolerance?
+
+For each config: fresh seeded random inputs, the kernel gets clones, the truth is
+computed in float64. Each way to fail has its own message: an exception, a wrong
+type / shape / dtype / device, an output that aliases an input, inputs modified by
+the call, NaN/Inf, and finally max |out - truth| >= tolerance, with the first
+mismatches (index, got, expected).
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import math
+import re
+import time
+
+import torch
+
+from ..core.config import Shape
+from ..core.result import CheckResult, Mismatch
+
+MAX_MISMATCHES = 5
+NOT_IMPLEMENTED = re.compile(r"not implemented", re.IGNORECASE)
+
+
+# A config's inputs come from the course's seed through a slow, memory-hard key derivation
+# (scrypt) and a hash per config: a kernel that prints its public inputs cannot search the
+# seed back (a seed below 10^9 fell to a 2.4 s search when each config's generator was seeded
+# with seed * 1000 + i; torch's CPU generator keeps 32 bits of its seed, so even a long seed
+# left every config's generator a 2^32 search), and one config's inputs say nothing of another's.
+SEED_KDF = {"n": 1 << 14, "r": 8, "p": 1}          # ~16 MiB and ~50 ms a seed, once per process
+
+
+@functools.lru_cache(maxsize=8)
+def _seed_key(seed: int) -> bytes:
+    return hashlib.scrypt(str(int(seed)).encode(), salt=b"attention-grader: config inputs", dklen=32,
+                          maxmem=64 << 20, **SEED_KDF)
+
+
+def config_seed(seed: int, index: int) -> int:
+    """The generator seed of config `index` (public first, then hidden) under the course's
+    `seed`: 63 bits of SHA-256(scrypt(seed), index)."""
+    digest = hashlib.sha256(_seed_key(seed) + int(index).to_bytes(8, "little")).digest()
+    return int.from_bytes(digest[:8], "little") >> 1
+
+
+def make_inputs(shape: Shape, seed: int, device: str = "cpu") -> tuple[torch.Tensor, ...]:
+    """q, k, v of shape (B, H, S, D), float32, reproducible from `seed`: standard normal,
+    q and k times `shape.qk_std` (Shape's docstring)."""
+    gen = torch.Generator().manual_seed(seed)
+    size = (shape.B, shape.H, shape.S, shape.D)
+    q, k, v = (torch.randn(size, generator=gen, dtype=torch.float32) for _ in range(3))
+    if shape.qk_std != 1.0:
+        q, k = q * shape.qk_std, k * shape.qk_std
+    return q.to(device), k.to(device), v.to(device)
+
+
+TRUTH_CHUNK_BYTES = 1 << 29   # above 512 MiB of float64 scores, compute head by head
+
+
+def truth(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """softmax(q kᵀ / √D) v in float64, on the inputs' device: the reference every
+    kernel is held to. Shapes (batch, heads, seq, head_dim)."""
+    B, H, S, D = q.shape
+    q64, k64, v64 = (t.detach().to(torch.float64) for t in (q, k, v))
+    scale = 1.0 / math.sqrt(D)
+    if B * H * S * S * 8 <= TRUTH_CHUNK_BYTES:
+        return torch.softmax(q64 @ k64.transpose(-1, -2) * scale, dim=-1) @ v64
+    out = torch.empty_like(q64)
+    for b in range(B):
+        for h in range(H):
+            scores = q64[b, h] @ k64[b, h].T * scale
+            out[b, h] = torch.softmax(scores, dim=-1) @ v64[b, h]
+    return out
+
+
+def exception_message(exc: BaseException) -> str:
+    """The student's error without C++ backtraces: the first meaningful line."""
+    text = str(exc).strip()
+    text = text.split("\nException raised from")[0]
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return (lines[0] if lines else type(exc).__name__)[:500]
+
+
+CUDA_HINTS = (
+    ("invalid configuration argument", "a grid or block the device cannot run: more than 1024 threads in a "
+     "block, a dimension of 0, or gridDim.y/z above 65535"),
+    ("too many resources requested", "the block asks for more registers or shared memory than an SM has: "
+     "fewer threads per block, or __launch_bounds__"),
+    ("invalid argument", "a launch the device refuses: more dynamic shared memory than the default 48 KiB "
+     "without cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) before the "
+     "launch, more than 1024 threads in a block, or a grid or block dimension of 0"),
+    ("illegal memory access", "an out-of-bounds read or write in your kernel: an index past the end of q, k, v, "
+     "the output or a shared array (compute-sanitizer names the line)"),
+    ("misaligned address", "a vector load or store (float4) at an address that is not a multiple of its size"),
+    ("device-side assert", "an assert in your device code failed"),
+    ("unspecified launch failure", "your kernel crashed on the GPU (most often an out-of-bounds access)"),
+)
+
+
+def cuda_fault(exc: BaseException) -> str | None:
+    """A CUDA error in the student's terms (what it usually means, and that it is the
+    kernel's launch or memory access, not the grader), or None for any other exception.
+    CUDA reports a kernel's fault at the next synchronisation, so it can surface in the
+    harness's own call after the kernel returned."""
+    text = str(exc)
+    if "CUDA error" not in text and type(exc).__name__ != "AcceleratorError":
+        return None
+    hint = next((h for key, h in CUDA_HINTS if key in text), "")
+    return (f"the kernel faulted on the GPU ({exception_message(exc)})" + (f": {hint}" if hint else "")
+            + "; CUDA reports a fault at the next synchronisation after the launch, so the cause is your launch "
+              "or its memory accesses")
+
+
+def failure_kind(exc: BaseException) -> str:
+    return "not_implemented" if NOT_IMPLEMENTED.search(str(exc)) else "runtime_error"
+
+
+def _storage_ptr(t: torch.Tensor) -> int:
+    return t.untyped_storage().data_ptr()
+
+
+def compare(out, q, k, v, expected: torch.Tensor, tolerance: float) -> tuple[float | None, str, tuple]:
+    """(max_err, message, mismatches) of a kernel's output; message is "" when it passes."""
+    if not isinstance(out, torch.Tensor):
+        return None, f"attention returned {type(out).__name__}, expected a torch.Tensor", ()
+    if tuple(out.shape) != tuple(q.shape):
+        return None, (f"output has shape {tuple(out.shape)}, expected {tuple(q.shape)} "
+                      "(batch, heads, seq, head_dim)"), ()
+    if out.dtype != torch.float32:
+        return None, f"output dtype is {out.dtype}, expected torch.float32", ()
+    if out.device != q.device:
+        return None, f"output is on {out.device}, expected {q.device} (the inputs' device)", ()
+    got = out.detach().to("cpu", torch.float64)
+    bad = ~torch.isfinite(got)
+    if bad.any():
+        unwritten = unwritten_message(out) if out.dtype == torch.float32 else ""
+        if unwritten:
+            return float("nan"), unwritten, ()
+        first = tuple(int(i) for i in bad.nonzero()[0])
+        from ..analysis.diagnose import diagnose
+        pattern = diagnose(got, expected, tuple(t.detach().to("cpu", torch.float64) for t in (q, k, v)), tolerance)
+        return float("nan"), (f"output has {int(bad.sum())} NaN/Inf values (first at index "
+                              f"{first}): " + (pattern or "a division by zero, or exp() overflow without max "
+                                               "subtraction?")), ()
+    err = (got - expected).abs()
+    max_err = float(err.max()) if err.numel() else 0.0
+    if max_err < tolerance:
+        return max_err, "", ()
+    from ..analysis.diagnose import diagnose
+    pattern = diagnose(got, expected, tuple(t.detach().to("cpu", torch.float64) for t in (q, k, v)), tolerance)
+    idx = (err >= tolerance).nonzero()[:MAX_MISMATCHES]
+    mismatches = tuple(Mismatch(index=tuple(int(i) for i in row), got=float(got[tuple(row)]),
+                                expected=float(expected[tuple(row)])) for row in idx)
+    n_bad = int((err >= tolerance).sum())
+    return max_err, (f"max_err {max_err:.3g} >= tolerance {tolerance:g} "
+                     f"({n_bad} of {err.numel()} elements off)" + (f"; {pattern}" if pattern else "")), mismatches
+
+
+# ---- in the child (grader/judge/worker.py): one call of the kernel --------------------------
+
+POISON_BITS = -1        # int32 view of the poison: 0xFFFFFFFF, a NaN no arithmetic produces
+
+
+POISON_BYTE = 0xFF      # the check's poison; the differential re-runs use DIFFERENTIAL_BYTES
+DIFFERENTIAL_BYTES = (0x00, 0x41)       # 0x41414141 = 12.078 as a float: finite, not zero
+
+
+def cpu_poison(on: bool, byte: int = POISON_BYTE) -> None:
+    """While on, every CPU allocation torch makes (the kernel's empty_like(q) too) is filled
+    with `byte` (grader/build/dispatch.cpp; 0xFF bytes: NaN), so an output element never written is
+    counted exactly. A binding module without it leaves CPU memory as it is."""
+    from ..build import compile as build
+    setter = getattr(build._dispatch(), "set_cpu_poison", None)
+    if setter is not None:
+        setter(on, byte)
+
+
+def describe_output(out, q) -> dict:
+    """What the kernel returned, in words the judge can check: type, shape, dtype, device."""
+    if not isinstance(out, torch.Tensor):
+        return {"type": type(out).__name__}
+    return {"type": "Tensor", "shape": list(out.shape), "dtype": str(out.dtype), "device": str(out.device),
+            "expected_device": str(q.device)}
+
+
+def call_once(kernel, q, k, v, device: str = "cpu", poison=None) -> tuple[dict, bytes | None]:
+    """Call `kernel` once on clones of q, k, v (in the child). Returns the reply for the
+    judge (what came back, which inputs it modified or aliases, seconds, or the exception)
+    and the output's float32 bytes when it is a float32 tensor of q's shape."""
+    args = tuple(t.clone() for t in (q, k, v))     # the kernel never sees our copies
+    if poison is not None and device != "cpu":
+        poison(q)   # fill torch's free GPU memory with NaN: unwritten outputs show up
+    t0 = time.perf_counter()
+    try:
+        if poison is not None and device == "cpu":
+            poison(True)
+        try:
+            out = kernel(*args)
+        finally:
+            if poison is not None and device == "cpu":
+                poison(False)
+        if device != "cpu":
+            torch.cuda.synchronize()
+    except Exception as exc:  # noqa: BLE001 - any error in student code is data
+        return {"raised": {"kind": failure_kind(exc), "message": cuda_fault(exc) or exception_message(exc)}}, None
+    seconds = time.perf_counter() - t0
+    reply = {"output": describe_output(out, q), "seconds": seconds, "aliases": "", "modified": []}
+    if isinstance(out, torch.Tensor):
+        for label, arg in zip("qkv", args):
+            if _storage_ptr(out) == _storage_ptr(arg) and out.numel() > 0:
+                reply["aliases"] = label
+                break
+    reply["modified"] = [label for label, arg, orig in zip("qkv", args, (q, k, v)) if not torch.equal(arg, orig)]
+    data = None
+    if isinstance(out, torch.Tensor) and out.dtype == torch.float32 and tuple(out.shape) == tuple(q.shape):
+        data = out.detach().to("cpu").contiguous().numpy().tobytes()
+    return reply, data
+
+
+# ---- in the judge (grader/run.py): the verdict on one call -------------------------------
+
+def row_error(data: bytes | None, q, k, v, rng, rows_per_head: int) -> float | None:
+    """max |out - truth| over `rows_per_head` random rows of every (batch, head) of a timed
+    output (float32 bytes from the child), rows drawn by the judge's `rng` after the output
+    arrived; truth in float64 for those rows only (S·D work a row, not S²·D). None when the
+    bytes are not an output of q's shape; NaN when a checked value is not finite."""
+    B, H, S, D = q.shape
+    if data is None or len(data) != q.numel() * 4:
+        return None
+    out = torch.frombuffer(bytearray(data), dtype=torch.float32).reshape(B, H, S, D)
+    worst = 0.0
+    scale = 1.0 / math.sqrt(D)
+    for b in range(B):
+        for h in range(H):
+            rows = torch.tensor(rng.sample(range(S), min(rows_per_head, S)))
+            scores = (q[b, h, rows].double() @ k[b, h].double().T) * scale
+            want = torch.softmax(scores, dim=-1) @ v[b, h].double()
+            err = (out[b, h, rows].double() - want).abs().max()
+            if not bool(torch.isfinite(err)):
+                return float("nan")
+            worst = max(worst, float(err))
+    return worst
+
+
+def judge_call(reply: dict, data: bytes, q, k, v, expected: torch.Tensor, tolerance: float, name: str,
+               hidden: bool = False, config: dict | None = None) -> tuple[CheckResult, str]:
+    """The check result of one call from the child's reply and output bytes, judged
+    against `expected` (float64 truth the judge computed). Returns the result and its
+    failure kind ("" when passed, else "wrong_answer", "runtime_error" or "not_implemented")."""
+    def failed(message: str, kind: str = "wrong_answer", max_err=None) -> tuple[CheckResult, str]:
+        return CheckResult(config=config, name=name, max_err=max_err, passed=False, hidden=hidden,
+                           message=message), kind
+    raised = reply.get("raised")
+    if isinstance(raised, dict):
+        kind = raised.get("kind") if raised.get("kind") in ("not_implemented", "runtime_error") else "runtime_error"
+        return failed(f"attention raised: {str(raised.get('message', ''))[:500]}", kind)
+    meta = reply.get("output") if isinstance(reply.get("output"), dict) else {}
+    if meta.get("type") != "Tensor":
+        return failed(f"attention returned {str(meta.get('type', 'nothing'))[:60]}, expected a torch.Tensor")
+    if list(meta.get("shape", [])) != list(q.shape):
+        shape = tuple(int(x) for x in meta.get("shape", []) if isinstance(x, int))
+        return failed(f"output has shape {shape}, expected {tuple(q.shape)} (batch, heads, seq, head_dim)")
+    if meta.get("dtype") != "torch.float32":
+        return failed(f"output dtype is {str(meta.get('dtype'))[:40]}, expected torch.float32")
+    if meta.get("device") != meta.get("expected_device"):
+        return failed(f"output is on {str(meta.get('device'))[:40]}, expected {str(meta.get('expected_device'))[:40]} "
+                      "(the inputs' device)")
+    if reply.get("aliases") in ("q", "k", "v"):
+        return failed(f"output shares memory with input {reply['aliases']}; return a new tensor")
+    modified = [m for m in reply.get("modified", []) if m in ("q", "k", "v")]
+    if modified:
+        return failed(f"the kernel modified its input {modified[0]}; inputs are read-only")
+    if len(data) != q.numel() * 4:
+        return failed("the output's data did not come back whole", "runtime_error")
+    out = torch.frombuffer(bytearray(data), dtype=torch.float32).reshape(q.shape)
+    max_err, message, mismatches = compare(out, q, k, v, expected, tolerance)
+    seconds = reply.get("seconds") if isinstance(reply.get("seconds"), (int, float)) else 0.0
+    return CheckResult(config=config, name=name, max_err=max_err, passed=message == "", message=message,
+                       mismatches=mismatches, hidden=hidden, seconds=round(float(seconds), 6)), \
+        ("" if message == "" else "wrong_answer")
+
+
+def unwritten_message(out: torch.Tensor) -> str:
+    """How many output elements still hold the poison (never written), and where the
+    first block of them is; "" when none."""
+    bits = out.detach().to("cpu").contiguous().view(torch.int32)
+    poisoned = bits == POISON_BITS
+    n = int(poisoned.sum())
+    if n == 0:
+        return ""
+    flat = poisoned.reshape(-1)
+    first = int(flat.nonzero()[0])
+    run = flat[first:]
+    stop = int((~run).nonzero()[0]) if bool((~run).any()) else run.numel()
+    B, H, S, D = out.shape
+    idx = (first // (H * S * D), first // (S * D) % H, first // D % S, first % D)
+    last = first + stop - 1
+    rows = f"rows s={idx[2]}..{last // D % S}" if stop > D else f"row s={idx[2]}"
+    return (f"{n} of {out.numel()} output elements were never written (they still hold the grader's NaN "
+            f"poison); the first block starts at index {idx} and spans {stop} elements ({rows} of b={idx[0]}, "
+            f"h={idx[1]}): rows or keys past a tile boundary, or heads/batches the launch does not cover?")
+
+
+UNINITIALISED = "the kernel reads memory it never wrote"
+RACE = "the output changes from run to run"
+
+
+def _differ(a: torch.Tensor, b: torch.Tensor, tolerance: float) -> torch.Tensor:
+    """Elements that differ between two outputs: one finite and the other not, or apart by
+    at least the tolerance (a reduction order's last bits are not a difference)."""
+    fa, fb = torch.isfinite(a), torch.isfinite(b)
+    both_nan = torch.isnan(a) & torch.isnan(b)
+    apart = (a.double() - b.double()).abs() >= tolerance
+    return ((fa != fb) | (fa & fb & apart) | (~fa & ~fb & ~both_nan & (a != b)))
+
+
+def _holds(t: torch.Tensor, byte: int) -> torch.Tensor:
+    """Elements whose bits are `byte` four times: the memory as the allocator filled it."""
+    word = int.from_bytes(bytes([byte]) * 4, "little", signed=True)
+    return t.contiguous().view(torch.int32) == word
+
+
+def differential_message(first: bytes, runs: dict, shape: tuple, tolerance: float) -> str:
+    """The forensic diagnosis from re-runs of one failed config on the same inputs with the
+    memory handed out filled with other bytes (`runs`: label -> output bytes or None; labels
+    "0x00", "0x00 again", "0x41"): a race when two runs with the same memory differ, an
+    uninitialised read when the output follows the memory's contents; "" when neither."""
+    def out(data):
+        if data is None or len(data) != math.prod(shape) * 4:
+            return None
+        return torch.frombuffer(bytearray(data), dtype=torch.float32).reshape(shape)
+    base, zero, again, other = out(first), out(runs.get("0x00")), out(runs.get("0x00 again")), out(runs.get("0x41"))
+
+    def evidence(a, b, la, lb) -> str:
+        d = _differ(a, b, tolerance)
+        idx = tuple(int(i) for i in d.nonzero()[0])
+        return (f"{int(d.sum())} of {d.numel()} output elements differ (first at (b, h, s, d) = {idx}: "
+                f"{float(a[idx]):.4g} with {la}, {float(b[idx]):.4g} with {lb})")
+    if zero is not None and again is not None and bool(_differ(zero, again, tolerance).any()):
+        return (f"{RACE} on the same inputs and the same memory: "
+                f"{evidence(zero, again, 'one run', 'the next')}: a race (threads writing the same element, "
+                "an accumulation without atomics, a missing barrier)?")
+    pairs = [(zero, other, "free memory filled with 0x00 bytes", "0x41 bytes", 0x00, 0x41),
+             (base, zero, "the NaN poison", "free memory filled with 0x00 bytes", POISON_BYTE, 0x00)]
+    for a, b, la, lb, fill_a, fill_b in pairs:
+        if a is None or b is None:
+            continue
+        d = _differ(a, b, tolerance)
+        if not bool(d.any()):
+            continue
+        # elements still holding exactly each run's fill were never written: the check's own
+        # "never written" message says that; a value computed from the fill is a read
+        if bool((_holds(a, fill_a)[d] & _holds(b, fill_b)[d]).all()):
+            return ""
+        return (f"{UNINITIALISED}: re-run on the same inputs, its output follows what the grader leaves in "
+                f"fresh memory ({evidence(a, b, la, lb)}): a buffer read before it is written (torch::empty "
+                "or an accumulator not zeroed, shared memory not initialised); initialise it (torch::zeros, "
+                "or write every element before reading it)")
+    return ""
+
+
+STATE = "the kernel carries state from one (batch, head) to the next"
+
+
+def head_state_message(out: torch.Tensor, expected: torch.Tensor, tolerance: float) -> str:
+    """The kernel's output on two identical heads (1, 2, S, D) against the truth: the second
+    wrong and the first right is state carried between heads (no offset tells equal heads
+    apart); both right is an offset into the wrong slice in the full call; "" otherwise."""
+    err = (out - expected).abs().nan_to_num(float("inf")).flatten(2).amax(-1)[0]
+    first, second = float(err[0]), float(err[1])
+    if first < tolerance <= second:
+        return (f"{STATE}: called on two identical heads, the first comes out right and the second wrong "
+                f"(max_err {second:.3g}), which no batch/head offset can explain: a scratch buffer, running "
+                "max or sum that is not reset for each (b, h)")
+    if first < tolerance and second < tolerance:
+        return ("a batch/head offset (stride): called on two identical heads, both come out right, so each "
+                "head's own computation is right and the full call reads or writes the wrong (b, h) slice "
+                "(the offset of (b, h) is (b·H + h)·S·D)")
+    return ""
+
+
+def with_forensics(result: CheckResult, forensic: str) -> CheckResult:
+    """The check result with the differential diagnosis first; the first run's figures kept."""
+    if not forensic:
+        return result
+    from dataclasses import replace
+    if "never written" in result.message:      # the poison's NaN came back: computed from it, not left
+        return replace(result, message=forensic)
+    head = re.split(r"[:;] ", result.message, maxsplit=1)[0]
+    return replace(result, message=f"{forensic} (the checked run: {head})")
+
+
+def withhold(result: CheckResult) -> CheckResult:
+    """A hidden config's result with everything that could reveal its shape removed: the
+    student's own exception text (it can print q.sizes()), shapes, element counts, indices
+    and max_err (a kernel could encode the shape in its error). What stays: passed, and
+    the category of the failure. The full result goes to the instructor only."""
+    msg = result.message
+    if msg.startswith("attention raised"):
+        msg = "attention raised an exception (its text is withheld on hidden configs)"
+    elif msg.startswith("output has shape"):
+        msg = "output has the wrong shape"
+    elif "never written" in msg:
+        msg = "output has elements that were never written"
+    elif "NaN/Inf" in msg:
+        msg = "output has NaN/Inf values"
+    elif msg.startswith("max_err"):
+        msg = "max_err at or above the tolerance (its value is withheld on hidden configs)"
+    return CheckResult(config=None, name=result.name, max_err=None, passed=result.passed,
+                       message=msg, mismatches=(), hidden=True, seconds=0.0)
+
+

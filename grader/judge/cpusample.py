@@ -1,0 +1,276 @@
+"""Where the child's CPU time went, sampled from outside its process: the CPU's launch observation.
+
+On a GPU the judge sees which kernels a call launched (grader/judge/launches.py). On the CPU a
+kernel's compute is code: its own, or torch's when it calls in (SDPA's flash kernel found by
+an in-memory symbol lookup and called directly passes every name-based audit and dispatches
+no operator). So while the CPU benchmark's rounds run, the judge samples the instruction
+pointer of every thread of the child's process tree with `perf_event_open` (the kernel's
+own timer, a sample every SAMPLE_US of a thread's CPU time, user space only), from its own
+process: nothing the child does can hide a sample or change where it landed. Each sample is
+attributed to the file mapped at that address (`/proc/PID/maps`):
+
+- `own`: the submission's built library (the judge's audited copy the child loaded);
+- `torch`: torch's and its math libraries' code (libtorch*, libc10*, MKL, oneDNN, OpenBLAS)
+  and anonymous executable memory (oneDNN's JIT code);
+- everything else (the C library, libm, OpenMP's runtime, Python, the references' libraries)
+  counts for neither.
+
+A kernel's timed calls took so many milliseconds (their sum, held to the judge's clock); an
+honest kernel's own code runs for a large share of that (its calling thread computes; OpenMP's
+waits and libm take the rest). A kernel whose own code got almost none of the samples while
+its calls ran computed somewhere else: torch's code, a JIT, the interpreter
+(`foreign_cpu_time`). Where perf events cannot be opened
+(a laptop whose kernel forbids them: perf_event_paranoid 3), `timing.cpu_observation` says
+so; nothing is read as clean.
+"""
+from __future__ import annotations
+
+import ctypes
+import mmap
+import os
+import re
+import struct
+
+SAMPLE_US = 200                  # a sample every 0.2 ms of a thread's CPU time
+RING_PAGES = 64                  # data pages of each CPU's ring buffer (256 KiB: ~10 000 samples)
+MAX_EVENTS = 4096                # perf events (threads x CPUs) opened at most
+# The kernel's own code got less than this share of one thread's samples over its timed calls:
+# review (with at least REVIEW_SAMPLES expected), strict (below STRICT_SHARE, STRICT_SAMPLES)
+# (measured on 2 cores, S = 64 and 256, 60-80 rounds: the references' own code got 110-195% of
+# one thread's samples on a quiet machine, 4% on one loaded 100-fold, where its share beside
+# SDPA's stayed that of its time; a kernel calling torch's flash kernel: 0% of both)
+REVIEW_SHARE, REVIEW_SAMPLES = 0.3, 40
+STRICT_SHARE, STRICT_SAMPLES = 0.05, 50
+
+TORCH = re.compile(r"/lib(torch\w*|c10\w*|mkl\w*|dnnl\w*|mkldnn\w*|openblas\w*|blas\w*|gfortran\w*)[.-][^/]*$")
+
+_NR_PERF_EVENT_OPEN = {"x86_64": 298, "aarch64": 241}
+_PERF_TYPE_SOFTWARE, _PERF_COUNT_SW_TASK_CLOCK = 1, 1
+_SAMPLE_IP, _SAMPLE_TID = 1, 2
+_FLAG_DISABLED, _FLAG_INHERIT, _FLAG_EXCLUDE_KERNEL, _FLAG_EXCLUDE_HV = 1 << 0, 1 << 1, 1 << 5, 1 << 6
+_PERF_FLAG_FD_CLOEXEC = 8
+_IOC_ENABLE, _IOC_DISABLE, _IOC_SET_OUTPUT = 0x2400, 0x2401, 0x2405
+_RECORD_SAMPLE = 9
+
+
+class Unavailable(Exception):
+    """perf events cannot be opened here (the message says why)."""
+
+
+def _attr() -> bytes:
+    """struct perf_event_attr (128 bytes): software task clock, IP and TID sampled, inherited by
+    threads started later, user space only, disabled until enabled."""
+    buf = bytearray(128)
+    struct.pack_into("<IIQQQQQ", buf, 0, _PERF_TYPE_SOFTWARE, 128, _PERF_COUNT_SW_TASK_CLOCK,
+                     SAMPLE_US * 1000, _SAMPLE_IP | _SAMPLE_TID, 0,
+                     _FLAG_DISABLED | _FLAG_INHERIT | _FLAG_EXCLUDE_KERNEL | _FLAG_EXCLUDE_HV)
+    return bytes(buf)
+
+
+class Sampler:
+    """Instruction-pointer samples of every thread of the processes `pids`, one ring buffer a
+    CPU. `start()`, `drain()` as often as the rounds allow (a full buffer loses samples, which
+    are counted), `stop()`; `counts(library)` attributes them."""
+
+    def __init__(self, pids: list[int]):
+        import platform
+        self.libc = ctypes.CDLL(None, use_errno=True)
+        self.libc.syscall.restype = ctypes.c_long
+        self.nr = _NR_PERF_EVENT_OPEN.get(platform.machine())
+        if self.nr is None:
+            raise Unavailable(f"no perf_event_open number for {platform.machine()}")
+        self.fds: list[int] = []
+        self.rings: list[tuple[int, mmap.mmap]] = []
+        self.samples: dict[tuple[int, int], int] = {}     # (pid, ip) -> count
+        self.lost = 0
+        self.page = mmap.PAGESIZE
+        attr = ctypes.create_string_buffer(_attr(), 128)
+        tids = [(pid, int(t)) for pid in pids for t in _tasks(pid)]
+        if not tids:
+            raise Unavailable("the child has no threads to sample")
+        cpus = _online_cpus()
+        needed = len(tids) * len(cpus)
+        limit = min(MAX_EVENTS, _raise_nofile(needed + 256) - 256)
+        if needed > limit:
+            raise Unavailable(f"{len(tids)} threads on {len(cpus)} CPUs: more perf events than the "
+                              f"{limit} it can open")
+        try:
+            for cpu in cpus:
+                leader = None
+                for _pid, tid in tids:
+                    fd = self.libc.syscall(ctypes.c_long(self.nr), attr, ctypes.c_int(tid), ctypes.c_int(cpu),
+                                           ctypes.c_int(-1), ctypes.c_ulong(_PERF_FLAG_FD_CLOEXEC))
+                    if fd < 0:
+                        err = ctypes.get_errno()
+                        if err == 3:         # ESRCH: the thread ended meanwhile
+                            continue
+                        raise Unavailable(f"perf_event_open: {os.strerror(err)}")
+                    self.fds.append(fd)
+                    if leader is None:
+                        leader = fd
+                        ring = mmap.mmap(fd, (1 + RING_PAGES) * self.page, mmap.MAP_SHARED,
+                                         mmap.PROT_READ | mmap.PROT_WRITE)
+                        self.rings.append((fd, ring))
+                    elif self.libc.ioctl(ctypes.c_int(fd), ctypes.c_ulong(_IOC_SET_OUTPUT), ctypes.c_int(leader)) != 0:
+                        raise Unavailable(f"perf event output: {os.strerror(ctypes.get_errno())}")
+        except BaseException:
+            self.close()
+            raise
+
+    def start(self) -> None:
+        for fd in self.fds:
+            self.libc.ioctl(ctypes.c_int(fd), ctypes.c_ulong(_IOC_ENABLE), ctypes.c_int(0))
+
+    def stop(self) -> None:
+        for fd in self.fds:
+            self.libc.ioctl(ctypes.c_int(fd), ctypes.c_ulong(_IOC_DISABLE), ctypes.c_int(0))
+        self.drain()
+
+    def drain(self) -> None:
+        """Read every ring buffer's new records (samples counted by (pid, ip))."""
+        size = RING_PAGES * self.page
+        for _, ring in self.rings:
+            head, tail = struct.unpack_from("<QQ", ring, 1024)
+            data = self.page
+            while tail < head:
+                at = data + tail % size
+                if at + 8 <= data + size:
+                    kind, _misc, length = struct.unpack_from("<IHH", ring, at)
+                else:
+                    raw = bytes(ring[at:data + size]) + bytes(ring[data:data + 8 - (data + size - at)])
+                    kind, _misc, length = struct.unpack_from("<IHH", raw)
+                if length < 8:
+                    break
+                if kind == _RECORD_SAMPLE:
+                    rec = bytes(ring[at:at + length]) if at + length <= data + size else \
+                        bytes(ring[at:data + size]) + bytes(ring[data:data + length - (data + size - at)])
+                    ip, pid = struct.unpack_from("<QI", rec, 8)
+                    self.samples[(pid, ip)] = self.samples.get((pid, ip), 0) + 1
+                elif kind == 2:             # PERF_RECORD_LOST: id, lost
+                    rec = bytes(ring[at:at + 24]) if at + 24 <= data + size else b""
+                    if len(rec) == 24:
+                        self.lost += struct.unpack_from("<Q", rec, 16)[0]
+                tail += length
+            struct.pack_into("<Q", ring, 1032, tail)
+
+    def counts(self, library: str) -> dict:
+        """{"own", "torch", "other", "lost", "where"}: the samples by where they landed, and
+        the files that got the most of them."""
+        out = {"own": 0, "torch": 0, "other": 0, "lost": self.lost}
+        maps: dict[int, list] = {}
+        files: dict[str, int] = {}
+        for (pid, ip), n in self.samples.items():
+            if pid not in maps:
+                maps[pid] = _exec_maps(pid)
+            kind, path = _classify(maps[pid], ip, library)
+            out[kind] += n
+            name = os.path.basename(path) if path else "[anonymous]"
+            files[name] = files.get(name, 0) + n
+        out["where"] = dict(sorted(files.items(), key=lambda kv: -kv[1])[:6])
+        return out
+
+    def close(self) -> None:
+        for _, ring in self.rings:
+            try:
+                ring.close()
+            except Exception:  # noqa: BLE001
+                pass
+        for fd in self.fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.rings, self.fds = [], []
+
+
+def _online_cpus() -> list[int]:
+    """The CPUs the kernel has online ("0-3,8-11"), else 0 .. cpu_count - 1."""
+    try:
+        with open("/sys/devices/system/cpu/online") as f:
+            out = []
+            for part in f.read().strip().split(","):
+                lo, _, hi = part.partition("-")
+                out += range(int(lo), int(hi or lo) + 1)
+            return out
+    except (OSError, ValueError):
+        return list(range(os.cpu_count() or 1))
+
+
+def _raise_nofile(want: int) -> int:
+    """Raise this process's soft limit of open files towards `want` (at most the hard limit);
+    the soft limit after."""
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < want:
+        new = want if hard == resource.RLIM_INFINITY else min(want, hard)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (new, hard))
+            soft = new
+        except (ValueError, OSError):
+            pass
+    return soft
+
+
+def _tasks(pid: int) -> list[str]:
+    try:
+        return os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+
+
+def _exec_maps(pid: int) -> list[tuple[int, int, str]]:
+    """(start, end, path) of the executable mappings of `pid` ("" for anonymous memory)."""
+    out = []
+    try:
+        with open(f"/proc/{pid}/maps") as f:
+            for line in f:
+                parts = line.split(None, 5)
+                if len(parts) < 5 or "x" not in parts[1]:
+                    continue
+                lo, hi = (int(x, 16) for x in parts[0].split("-"))
+                out.append((lo, hi, parts[5].strip() if len(parts) > 5 else ""))
+    except OSError:
+        pass
+    return sorted(out)
+
+
+def _classify(maps: list, ip: int, library: str) -> tuple[str, str]:
+    """(own, torch or other; the file) of an address; `maps` sorted by start (`_exec_maps`)."""
+    import bisect
+    i = bisect.bisect_right(maps, (ip, float("inf"), "")) - 1
+    if i >= 0:
+        lo, hi, path = maps[i]
+        if lo <= ip < hi:
+            if path == library:
+                return "own", path
+            if not path or TORCH.search(path):
+                return "torch", path
+            return "other", path
+    return "other", "[unmapped]"
+
+
+def judge_samples(S: int, counts: dict, student_total_ms: float, sdpa_total_ms: float) -> list[dict]:
+    """The flag of one size's sampled rounds, from two observations that must agree:
+    - the kernel's timed calls took `student_total_ms` (its median call times the rounds: what
+      the tier is decided on), yet its own code got almost none of one thread's samples of that
+      time (an honest kernel's own code gets at least that: its calling thread computes);
+    - and its code got far less of the samples in its and torch's code than its calls' share of
+      the rounds' time beside SDPA's (`sdpa_total_ms`): a machine made busy by others slows
+      both alike and leaves this share alone, where it takes the first one down."""
+    expected = student_total_ms * 1000.0 / SAMPLE_US          # samples of one thread busy all along
+    own, torch_n = counts.get("own", 0), counts.get("torch", 0)
+    if expected < REVIEW_SAMPLES or not sdpa_total_ms or own + torch_n == 0:
+        return []
+    own_share = own / expected
+    time_share = student_total_ms / (student_total_ms + sdpa_total_ms)
+    code_share = own / (own + torch_n)
+    if own_share >= REVIEW_SHARE or code_share >= REVIEW_SHARE * time_share:
+        return []
+    strict = expected >= STRICT_SAMPLES and own_share < STRICT_SHARE and code_share < STRICT_SHARE * time_share
+    total = sum((counts.get("where") or {}).values()) or 1
+    where = ", ".join(f"{name} {n / total:.0%}" for name, n in list((counts.get("where") or {}).items())[:4])
+    return [{"code": "foreign_cpu_time", "tier": "strict" if strict else "review", "detail": (
+        f"S={S}: its timed calls took {student_total_ms:.1f} ms in all (median times rounds), but its own code "
+        f"got {own_share:.0%} of one thread's CPU samples of that time, and {code_share:.0%} of those in its and "
+        f"torch's code where its calls took {time_share:.0%} of the rounds' time beside SDPA's: its compute ran "
+        f"elsewhere (the samples by file: {where}; sampled from outside its process, grader/judge/cpusample.py)")}]

@@ -1,0 +1,393 @@
+"""The CUDA side of check and bench: poisoned memory, device-side timing, SDPA's backend.
+
+Timing, one harness for the student, SDPA and the references (the method of
+`triton.testing.do_bench` and `do_bench_cudagraph`, written out here so that every call
+can get inputs it has not seen):
+- events: `ROUNDS` interleaved rounds (a warm-up round first, discarded); in a round each
+  kernel, in turn (the order rotated round by round), makes `CALLS` calls, each on its own
+  input set of a pool refilled with fresh random numbers before the kernel's turn, with
+  the L2 cache flushed (a 256 MB buffer zeroed) before every call and CUDA events around
+  it, and the persisting-L2 limit forced to 0 and the persisting lines reset before every
+  call (`L2Persistence`: a kernel cannot keep its data resident across calls through an
+  access-policy window). A kernel's figure is the median of its per-round medians: drift
+  of the GPU's clocks lands on every kernel alike (a round's figures of two kernels are a
+  pair, timed one after the other within the round; with graphs, replay i of each kernel,
+  timed kernel after kernel: a looser pair). The per-round medians go back too
+  (`extra["rounds"]`): the judge computes the slowdown's interval from them and asks for
+  more rounds until it is precise (grader/analysis/confidence.py).
+- graph (S <= GRAPH_MAX_S, where CPU launch overhead is a large share): `GRAPH_CALLS` calls
+  on distinct input sets captured in one CUDA graph, replayed `REPLAYS` times with the
+  pool refilled between replays (outside the timed region); the figure is the median
+  replay time over GRAPH_CALLS. It is the headline when every kernel could be captured
+  (a kernel that launches on the legacy default stream or synchronises cannot).
+The judge's canary inputs replace CANARIES calls of each method in every request, drawn
+uniformly over its timed calls; the student's outputs of those calls are copied on the timed
+stream right after each call's end event and go back to the judge, which checks random rows
+of every head against float64.
+"""
+from __future__ import annotations
+
+import time
+
+import torch
+import torch.nn.functional as F
+
+from .bench import StateGuard, Timed, input_seed
+from ..core.config import Config, Shape
+from ..core.result import Timing
+
+GRAPH_MAX_S = 256          # at and below this S, launch overhead is a large share
+POISON_COPIES = 4
+ROUNDS = 11                # interleaved rounds per size; the first is a warm-up, discarded
+CALLS = 16                 # timed calls per kernel per round, each on its own input set
+GRAPH_CALLS = 16           # calls captured in one graph, each on its own input set
+WATCHED_KERNELS = 4000     # kernel records kept of the watched round (CALLS calls, flushes included)
+REPLAYS = 11               # graph replays; the first is a warm-up, discarded
+L2_FLUSH_BYTES = 256 << 20
+
+
+def select_gpu(uuid: str) -> int:
+    """Make the GPU with this UUID ("GPU-...") the current device and return its index.
+    A child started ahead of its GPU (batch mode) gets CUDA_VISIBLE_DEVICES set in-process;
+    that only takes effect if nothing has initialised CUDA yet, so the GPU is picked by
+    UUID among those visible, whichever way it went."""
+    for i in range(torch._C._cuda_getDeviceCount()):
+        if f"GPU-{torch.cuda.get_device_properties(i).uuid}" == uuid:
+            torch.cuda.set_device(i)
+            return i
+    raise RuntimeError(f"the GPU this grade was given ({uuid}) is not visible to its process")
+
+
+def poison_allocator(like: torch.Tensor, byte: int = 0xFF) -> None:
+    """Leave blocks of the output's size filled with `byte` (0xFF bytes: the NaN 0xFFFFFFFF,
+    which no arithmetic produces) in torch's caching allocator, so the student's
+    `empty_like(q)` gets poisoned memory and unwritten elements are counted exactly (other
+    bytes: the judge's differential re-runs)."""
+    word = int.from_bytes(bytes([byte & 0xFF]) * 4, "little", signed=True)
+    blocks = [torch.full(like.shape, word, dtype=torch.int32, device=like.device) for _ in range(POISON_COPIES)]
+    torch.cuda.synchronize()
+    del blocks   # back to the cache, still full of the poison
+
+
+def sdpa_backend(q: torch.Tensor) -> str:
+    """The backend F.scaled_dot_product_attention picks for these inputs."""
+    try:
+        from torch.nn.attention import SDPBackend
+        return SDPBackend(torch._fused_sdp_choice(q, q, q)).name
+    except Exception:  # noqa: BLE001 - private API: best effort
+        return "unknown"
+
+
+class L2Persistence:
+    """cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0) and cudaCtxResetPersistingL2Cache()
+    through the CUDA runtime torch loaded (ctypes; torch exposes neither). `reset()` before a
+    timed call; `available` False where the runtime cannot be found (then nothing is done,
+    and results.json's `timing.l2_persisting_reset_by_S` says false)."""
+    LIMIT_PERSISTING_L2 = 0x06
+
+    def __init__(self):
+        self.lib = None
+        try:
+            import ctypes
+            with open("/proc/self/maps") as f:
+                paths = sorted({line.split()[-1] for line in f if "libcudart.so" in line})
+            self.lib = ctypes.CDLL(paths[0] if paths else "libcudart.so")
+            self.lib.cudaDeviceSetLimit.argtypes = [ctypes.c_int, ctypes.c_size_t]
+        except (OSError, AttributeError, IndexError):
+            self.lib = None
+
+    @property
+    def available(self) -> bool:
+        return self.lib is not None
+
+    def reset(self) -> bool:
+        """True when both calls returned cudaSuccess."""
+        if self.lib is None:
+            return False
+        return self.lib.cudaDeviceSetLimit(self.LIMIT_PERSISTING_L2, 0) == 0 and \
+            self.lib.cudaCtxResetPersistingL2Cache() == 0
+
+
+def _timing(values_ms: list[float], reps: int) -> Timing:
+    t = torch.tensor(values_ms, dtype=torch.float64)
+    q1, med, q3 = (float(x) for x in torch.quantile(t, torch.tensor([0.25, 0.5, 0.75], dtype=torch.float64)))
+    return Timing(median_ms=med, min_ms=float(t.min()), max_ms=float(t.max()), iqr_ms=q3 - q1, reps=reps)
+
+
+class Pool:
+    """`n` input sets of one shape on the GPU, refilled with fresh random numbers on demand
+    (a generator seeded from the judge's nonce)."""
+
+    def __init__(self, shape: Shape, n: int, nonce: int):
+        size = (shape.B, shape.H, shape.S, shape.D)
+        self.sets = [tuple(torch.empty(size, device="cuda") for _ in range(3)) for _ in range(n)]
+        self.gen = torch.Generator(device="cuda").manual_seed(input_seed(nonce, 0))
+
+    def refill(self, canaries: dict | None = None) -> None:
+        for i, s in enumerate(self.sets):
+            if canaries and i in canaries:
+                for dst, src in zip(s, canaries[i]):
+                    dst.copy_(src, non_blocking=False)
+            else:
+                for t in s:
+                    t.normal_(generator=self.gen)
+
+
+# ---- the judge's canaries ------------------------------------------------------------------
+# Each request of the harness times the kernel on event_slots() calls (and graph_slots() more
+# where the graph method may run); the judge's canary inputs replace CANARIES of each method's,
+# drawn uniformly without replacement, so that no call is safer than another to get wrong. A
+# kernel wrong on a fraction p of its timed calls passes n canaries with probability (1 - p)^n:
+# with at least MIN_REQUESTS (grader/analysis/confidence.py) requests a size, n >= 100 and a kernel
+# wrong on 5% of calls is caught with probability >= 99.4% (`detection`).
+CANARIES = 20              # canary calls per method per request
+
+
+def event_slots() -> int:
+    """Canary positions of the event method: (round r >= 1, call j) -> (r - 1) * CALLS + j."""
+    return (ROUNDS - 1) * CALLS
+
+
+def graph_slots() -> int:
+    """Canary positions of the graph method: (replay r >= 1, call j), after the event ones."""
+    return (REPLAYS - 1) * GRAPH_CALLS
+
+
+def pick_canaries(shape: Shape, rng, k: int = CANARIES) -> list[int]:
+    """k event-method positions, and k graph positions where the graph method may run, each
+    set drawn uniformly over its method's timed calls."""
+    picks = rng.sample(range(event_slots()), min(k, event_slots()))
+    if shape.S <= GRAPH_MAX_S:
+        picks += [event_slots() + i for i in rng.sample(range(graph_slots()), min(k, graph_slots()))]
+    return sorted(picks)
+
+
+def canary_optional(slot: int, method: str) -> bool:
+    """A graph-method canary does not come back when the graph was not used."""
+    return slot >= event_slots() and method != "graph"
+
+
+def detection(checked: int, wrong_fraction: float = 0.05) -> float:
+    """The probability that `checked` canaries, drawn uniformly over the timed calls, catch a
+    kernel wrong on `wrong_fraction` of them: 1 - (1 - p)^n."""
+    return 1.0 - (1.0 - wrong_fraction) ** max(0, checked)
+
+
+def snapshot(out):
+    """A copy of a timed call's output taken on the timed stream right after the call's end
+    event, before anything else runs there: work the call left running on another stream
+    cannot finish the canary's output later. None when the output is not a tensor."""
+    if not isinstance(out, torch.Tensor):
+        return None
+    try:
+        return out.detach().clone()
+    except Exception:  # noqa: BLE001 - a tensor that cannot be copied: no usable output
+        return None
+
+
+# ---- timing ----------------------------------------------------------------------------------
+
+def time_events(kernels: dict, shape: Shape, nonce: int, canaries: dict, kept: dict,
+                guard: StateGuard | None = None, rounds: dict | None = None, watch: int | None = None,
+                watched: dict | None = None) -> dict:
+    """The event method (module doc). `canaries`: slot -> (q, k, v) for the student;
+    their outputs are stored in `kept`. `rounds`, if given, gets each kernel's per-round
+    medians ("events") and whether every persisting-L2 reset succeeded ("l2_reset").
+    `watch` (1 .. ROUNDS - 1, the judge's pick): the student's calls of that round run
+    under torch's profiler (grader/judge/launches.py `Watch`), and `watched` gets the kernels
+    they launched and each call's event time (ms); that round is left out of every
+    kernel's figures (the profiler's own cost is in it; the rounds stay paired)."""
+    pool = Pool(shape, CALLS, nonce)
+    flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.int8, device="cuda")
+    persisting = L2Persistence()
+    reset_ok = persisting.available
+    stream = torch.cuda.current_stream()
+    names = list(kernels)
+    per_round = {n: [] for n in names}
+    for r in range(ROUNDS):
+        for i in range(len(names)):
+            name = names[(r + i) % len(names)]
+            fn = kernels[name]
+            mine = {}
+            if name == "student" and r >= 1:
+                mine = {j: canaries[(r - 1) * CALLS + j] for j in range(CALLS) if (r - 1) * CALLS + j in canaries}
+            pool.refill(mine)
+            if name == "sdpa" and guard is not None:
+                guard.restore()
+            starts = [torch.cuda.Event(enable_timing=True) for _ in range(CALLS)]
+            ends = [torch.cuda.Event(enable_timing=True) for _ in range(CALLS)]
+            watching = None
+            if name == "student" and watch is not None and r == watch and watched is not None:
+                from .launches import Watch
+                watching = Watch(max_kernels=WATCHED_KERNELS)
+                torch.cuda.synchronize()
+                watching.start()
+            try:
+                for j in range(CALLS):
+                    reset_ok = persisting.reset() and reset_ok
+                    flush.zero_()
+                    starts[j].record(stream)
+                    out = fn(*pool.sets[j])
+                    ends[j].record(stream)
+                    if j in mine:
+                        kept[(r - 1) * CALLS + j] = snapshot(out)
+            except BaseException:
+                if watching is not None:
+                    watching.stop(sync=False)
+                raise
+            if watching is not None:
+                report = watching.stop()
+                watched.update(report, round=r, event_ms=[s.elapsed_time(e) for s, e in zip(starts, ends)],
+                               truncated=len(report["kernels"]) >= WATCHED_KERNELS)
+            torch.cuda.synchronize()
+            if r > 0 and r != watch:
+                times = sorted(s.elapsed_time(e) for s, e in zip(starts, ends))
+                per_round[name].append(times[len(times) // 2])
+    timings = {n: _timing(v, len(v) * CALLS) for n, v in per_round.items()}
+    if rounds is not None:
+        rounds.update(events=per_round, l2_reset=reset_ok)
+    return timings
+
+
+def time_graphs(kernels: dict, shape: Shape, nonce: int, canaries: dict, kept: dict,
+                rounds: dict | None = None) -> dict | None:
+    """The graph method (module doc), every kernel; None if one cannot be captured.
+    `rounds`, if given, gets each kernel's per-replay times ("graph")."""
+    out = {}
+    base = event_slots()
+    for name, fn in kernels.items():
+        pool = Pool(shape, GRAPH_CALLS, nonce ^ hash(name) & 0xFFFF)
+        pool.refill()
+        try:
+            fn(*pool.sets[0])                                   # warm-up outside the capture
+            torch.cuda.synchronize()
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                outs = [fn(*pool.sets[j]) for j in range(GRAPH_CALLS)]
+            torch.cuda.synchronize()
+            # new inputs, the kernel run eagerly on them, then the graph on the same: a launch
+            # the capture left out wrote outs[0] once, during the capture, from the old inputs
+            pool.refill()
+            eager = fn(*pool.sets[0]).clone()
+            graph.replay()
+            torch.cuda.synchronize()
+            captured = _same_output(outs[0], eager)
+        except Exception:  # noqa: BLE001 - capture refused (default stream, sync, ...)
+            torch.cuda.synchronize()
+            return None
+        if not captured:
+            # torch captures on a non-blocking stream, so a launch on the legacy default
+            # stream (`<<<grid, block>>>`, the extension tutorial's way) is not refused: it
+            # runs once, eagerly, and the graph replays without it. The replay's output is
+            # then not the kernel's: time it with events, where it runs.
+            del graph, outs
+            torch.cuda.synchronize()
+            return None
+        values = []
+        for r in range(REPLAYS):
+            mine = {}
+            if name == "student" and r >= 1:
+                mine = {j: canaries[base + (r - 1) * GRAPH_CALLS + j] for j in range(GRAPH_CALLS)
+                        if base + (r - 1) * GRAPH_CALLS + j in canaries}
+            pool.refill(mine)
+            torch.cuda.synchronize()
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            graph.replay()
+            end.record()
+            for j in mine:
+                kept[base + (r - 1) * GRAPH_CALLS + j] = snapshot(outs[j])
+            torch.cuda.synchronize()
+            if r > 0:
+                values.append(start.elapsed_time(end) / GRAPH_CALLS)
+        out[name] = _timing(values, -1)
+        if rounds is not None:
+            rounds.setdefault("graph", {})[name] = values
+        del graph, outs
+    return out
+
+
+def _same_output(got, want: torch.Tensor) -> bool:
+    """A graph replay's output matches the eager call on the same inputs (within float
+    rounding: a kernel may sum in a different order from run to run)."""
+    if not isinstance(got, torch.Tensor) or got.shape != want.shape or got.dtype != want.dtype:
+        return False
+    return bool(torch.allclose(got.float(), want.float(), rtol=1e-3, atol=1e-4, equal_nan=True))
+
+
+def wall_probe(fn, shape: Shape, nonce: int, reps: int = 5) -> float:
+    """Shortest wall-clock time (ms) of one call with the device synchronised before and
+    after: work left running on another stream shows here, not in the events."""
+    pool = Pool(shape, 1, nonce ^ 0x3C3C)
+    best = float("inf")
+    for _ in range(reps):
+        pool.refill()
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        fn(*pool.sets[0])
+        torch.cuda.synchronize()
+        best = min(best, (time.perf_counter() - t0) * 1e3)
+    return best
+
+
+def bench_size(kernels: dict, shape: Shape, cfg: Config, nonce: int, canaries: dict | None = None,
+               guard: StateGuard | None = None, watch: int | None = None) -> Timed:
+    """Timings of every kernel at one size on the GPU (events; graphs at small S); `watch`:
+    the event round whose student calls run under the profiler (`time_events`)."""
+    canaries = {s: tuple(t.to("cuda") for t in c) for s, c in (canaries or {}).items()}
+    guard = guard or StateGuard()
+    kept: dict = {}
+    rounds: dict = {}
+    watched: dict = {}
+    events = time_events(kernels, shape, nonce, canaries, kept, guard, rounds, watch, watched)
+    graphs = time_graphs(kernels, shape, nonce, canaries, kept, rounds) if shape.S <= GRAPH_MAX_S else None
+    guard.restore()
+    headline = dict(graphs) if graphs else dict(events)
+    timings = dict(headline)
+    timings.update({f"{n}_do_bench": t for n, t in events.items()})
+    if graphs:
+        timings.update({f"{n}_cudagraph": t for n, t in graphs.items()})
+    extra = {"sdpa_backend": sdpa_backend(torch.empty(shape.B, shape.H, shape.S, shape.D, device="cuda")),
+             "wall_probe_ms": wall_probe(kernels["student"], shape, nonce),
+             "rounds": {n: v for n, v in rounds["graph" if graphs else "events"].items() if n in ("student", "sdpa")},
+             "l2_persisting_reset": rounds["l2_reset"]}
+    if watched:
+        extra["watched"] = watched
+    torch.cuda.synchronize()
+    return Timed(timings=timings, reps=events["student"].reps, method="graph" if graphs else "events",
+                 canary_outputs=kept, state_changes=list(guard.changes), extra=extra)
+
+
+def timing_description() -> dict:
+    return {
+        "method": f"CUDA events around each call (L2 flushed before each), CUDA graphs at S <= {GRAPH_MAX_S} "
+                  "when every kernel can be captured",
+        "description": f"{ROUNDS - 1} interleaved rounds after a warm-up round, {CALLS} calls per kernel per "
+                       "round, each call on an input set it has not seen (a pool refilled with fresh random "
+                       "numbers before every turn), the L2 flushed and its persisting lines reset (limit 0) "
+                       "before every call; median of the round medians; more rounds while the slowdown's 95% "
+                       "interval is wider than the precision asked for or straddles a tier boundary. "
+                       f"Graphs: {GRAPH_CALLS} calls on distinct inputs captured once, replayed "
+                       f"{REPLAYS - 1} times with the inputs refilled between replays. The judge's canary "
+                       f"inputs replace {CANARIES} calls of each method in every request, drawn uniformly "
+                       "over its timed calls; those outputs, copied the moment each call ends, are checked "
+                       "against float64. In one request of each size, drawn by the judge, one event round of the "
+                       "kernel's calls runs under torch's profiler (the kernels they launch are checked: "
+                       "grader/judge/launches.py); that round is left out of every kernel's figures.",
+        "rounds": ROUNDS - 1, "calls_per_round": CALLS, "graph_calls": GRAPH_CALLS, "replays": REPLAYS - 1,
+        "l2_flush": "events only",
+    }
+
+
+# ---- trusted use (tools/bench_reference.py): the same harness, no canaries -----------------
+
+def time_events_interleaved(kernels: dict, shape: Shape, nonce: int = 1) -> dict:
+    return time_events(kernels, shape, nonce, {}, {})
+
+
+def time_graph_all(kernels: dict, shape: Shape, nonce: int = 1) -> dict | None:
+    return time_graphs(kernels, shape, nonce, {}, {})
+
+
+def _sdpa(q, k, v):
+    return F.scaled_dot_product_attention(q, k, v)

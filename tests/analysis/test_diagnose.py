@@ -1,0 +1,224 @@
+"""grader/analysis/diagnose.py: each usual mistake, made on purpose in float32 the way a kernel would
+make it, is named; a right output gets None; noise is named as no known pattern. Then the
+same through real kernels (tests/submissions/wrong/) and the whole grade's pattern."""
+import math
+from dataclasses import asdict
+
+import pytest
+import torch
+
+from grader.judge.check import config_seed, make_inputs, truth
+from grader.core.config import Shape
+from grader.analysis.diagnose import EXP_OVERFLOW, across_configs, diagnose
+
+from conftest import SUBMISSIONS
+
+TOL = 1e-3
+
+
+def _case(B=1, H=2, S=128, D=64, qk_std=1.0, seed=5):
+    q, k, v = make_inputs(Shape(B, H, S, D, qk_std), seed)
+    return (q, k, v), truth(q, k, v)
+
+
+def _attn32(q, k, v, scale, shift=True, keys=None, normalise=True):
+    """Attention in float32, computed the (possibly wrong) way a kernel would."""
+    if keys is not None:
+        k, v = k[..., :keys, :], v[..., :keys, :]
+    s = q @ k.transpose(-1, -2) * scale
+    p = torch.exp(s - s.amax(-1, keepdim=True) if shift else s)
+    return (p / p.sum(-1, keepdim=True) if normalise else p) @ v
+
+
+def _diagnose(got, inputs, expected):
+    return diagnose(got.double(), expected, tuple(t.double() for t in inputs), TOL)
+
+
+def test_exp_overflow_is_the_float32_limit():
+    assert torch.isinf(torch.exp(torch.tensor(EXP_OVERFLOW + 0.01)))
+    assert torch.isfinite(torch.exp(torch.tensor(EXP_OVERFLOW - 0.01)))
+
+
+def test_right_output_is_none_and_noise_is_no_known_pattern():
+    inputs, expected = _case()
+    assert _diagnose(_attn32(*inputs, 1 / 8), inputs, expected) is None
+    noisy = expected.clone()
+    noisy[0, 1, 7, 3] += 0.5
+    noisy[0, 0, 90, 50] -= 0.2
+    phrase = _diagnose(noisy, inputs, expected)
+    assert phrase.startswith("the error fits none of the usual mistakes")
+    assert "worst element at (b, h, s, d) = (0, 1, 7, 3)" in phrase
+
+
+@pytest.mark.parametrize("scale,named", [(1.0, "a missing 1/√D scale"), (1 / 64, "a 1/D scale instead of 1/√D")])
+def test_wrong_scale_is_named(scale, named):
+    inputs, expected = _case()
+    phrase = _diagnose(_attn32(*inputs, scale), inputs, expected)
+    assert phrase.startswith(f"the error matches {named}") and "worst element at (b, h, s, d) = (" in phrase
+
+
+def test_transposed_k_and_unnormalised_softmax():
+    (q, k, v), expected = _case(S=96)
+    k_as_d_by_s = k.reshape(1, 2, -1).reshape(1, 2, 64, 96).transpose(-1, -2)
+    assert "K read transposed" in _diagnose(_attn32(q, k_as_d_by_s, v, 1 / 8), (q, k, v), expected)
+    assert "not normalised" in _diagnose(_attn32(q, k, v, 1 / 8, normalise=False), (q, k, v), expected)
+
+
+def test_tail_rows_and_tail_keys_at_s_333():
+    inputs, expected = _case(S=333)
+    rows = _attn32(*inputs, 1 / 8)
+    rows[..., 320:, :] = 0                            # the last partial tile of query rows never written
+    phrase = _diagnose(rows, inputs, expected)
+    assert "rows past the last full tile: every row from 320 on is wrong" in phrase
+    assert "multiple of 16, 32, 64" in phrase
+    keys = _attn32(*inputs, 1 / 8, keys=320)          # the last partial tile of keys skipped
+    assert "the keys from 320 on left out" in _diagnose(keys, inputs, expected)
+
+
+def test_first_rows_only_and_head_dims():
+    inputs, expected = _case(S=128)
+    got = _attn32(*inputs, 1 / 8)
+    got[..., 100:, :] = 0
+    assert "only the first rows right: rows 0-99 are right" in _diagnose(got, inputs, expected)
+    inputs, expected = _case(S=64, D=128)
+    got = _attn32(*inputs, 1 / math.sqrt(128))
+    got[..., 64:] = 0
+    assert "only the first 64 of D = 128 output dims right: is the head dimension hard-coded to 64" \
+        in _diagnose(got, inputs, expected)
+
+
+def test_d128_with_a_hard_coded_64():
+    (q, k, v), expected = _case(S=64, D=128)
+    assert "a scale of 1/√64 at D = 128" in _diagnose(_attn32(q, k, v, 1 / 8), (q, k, v), expected)
+    partial = _attn32(q[..., :64], k[..., :64], v, 1 / math.sqrt(128))
+    assert "summed over only the first 64 of 128 dims" in _diagnose(partial, (q, k, v), expected)
+
+
+def test_heads_never_written_or_written_to_the_wrong_place():
+    inputs, expected = _case(B=2, H=3, S=64)
+    got = _attn32(*inputs, 1 / 8)
+    got[1] = 0                                        # batch 1 never written
+    phrase = _diagnose(got, inputs, expected)
+    assert "only 3 of the B×H = 6 (batch, head) slices right" in phrase and "all zeros: never written" in phrase
+    got = _attn32(*inputs, 1 / 8)
+    got[0, 2] = got[0, 1]                             # head 2 holds head 1's output
+    assert "slice (0, 2) holds the output of slice (0, 1)" in _diagnose(got, inputs, expected)
+
+
+def test_no_max_shift_rows_that_overflow():
+    inputs, expected = _case(S=128, qk_std=5.0)       # some rows' largest score above 88.7, some below
+    got = _attn32(*inputs, 1 / 8, shift=False)
+    assert not torch.isfinite(got).all() and torch.isfinite(got).any()
+    phrase = _diagnose(got, inputs, expected)
+    assert "a softmax without the max shift: exactly the rows whose largest score exceeds 88.7" in phrase
+    inputs, expected = _case(S=256, qk_std=8.0)       # the stability config: every row overflows
+    got = _attn32(*inputs, 1 / 8, shift=False)
+    assert "every row is NaN/Inf" in _diagnose(got, inputs, expected)
+
+
+def test_constant_factor():
+    inputs, expected = _case()
+    assert "off by a constant factor of 2" in _diagnose(2 * _attn32(*inputs, 1 / 8), inputs, expected)
+
+
+def _check(name, S, D, passed, message="", qk_std=1.0):
+    config = {"B": 1, "H": 2, "S": S, "D": D, **({"qk_std": qk_std} if qk_std != 1 else {})}
+    return {"name": name, "config": config, "passed": passed, "message": message}
+
+
+def test_across_configs():
+    ok = [_check("config 1", 128, 64, True), _check("config 3", 256, 128, True)]
+    large = _check("config 4", 256, 64, False, "output has 2048 NaN/Inf values", qk_std=8.0)
+    assert "without the max shift" in across_configs(ok + [large])
+    finite = dict(large, message="max_err 0.01 >= tolerance 0.001")
+    assert "full fp32 products" in across_configs(ok + [finite])
+    tail = _check("config 2", 333, 64, False, "max_err 1.2")
+    assert "not a multiple of a tile (config 2: S = 333" in across_configs(ok + [tail])
+    d128 = [_check("config 1", 128, 64, True), _check("config 3", 256, 128, False)]
+    assert "wrong only at D = 128" in across_configs(d128)
+    assert "every config is wrong" in across_configs([dict(c, passed=False) for c in ok])
+    assert across_configs(ok) is None
+    hidden = {"name": "hidden 1", "config": None, "passed": False, "message": "max_err 1"}
+    assert across_configs(ok + [hidden]) is None      # a hidden config's shape is not there to reason on
+    # no output judged (the template raises "not implemented"; a crash): no pattern to name
+    raised = [dict(c, passed=False, message="attention raised: attention: not implemented yet") for c in ok]
+    assert across_configs(raised) is None
+    crashed = [ok[0], dict(ok[1], passed=False, message="the kernel crashed: the process crashed with SIGABRT")]
+    assert across_configs(crashed) is None
+
+
+# ---- the same through real kernels: the check stage calls diagnose, the summary reads the grade
+
+def test_missing_scale_kernel_is_named(grade_cpu):
+    result = grade_cpu(SUBMISSIONS / "wrong" / "missing_scale.py")
+    assert result.verdict == "wrong_answer"
+    assert all("a missing 1/√D scale" in c.message for c in result.checks), [c.message for c in result.checks]
+    assert "every config is wrong" in across_configs([asdict(c) for c in result.checks])
+
+
+def test_unshifted_softmax_kernel_is_named(grade_cpu):
+    from grader.report.summary import format_result
+    result = grade_cpu(SUBMISSIONS / "wrong" / "no_max_shift.py")
+    assert result.verdict == "wrong_answer"
+    assert [c.passed for c in result.checks] == [True, True, True, False]
+    assert "NaN/Inf" in result.checks[3].message
+    assert "a softmax without the max shift" in across_configs([asdict(c) for c in result.checks])
+    assert "without the max shift" in format_result(result)
+
+
+def test_tail_bug_kernel_is_named(grade_cpu):
+    result = grade_cpu(SUBMISSIONS / "wrong" / "partial_tile_ignored.py")
+    bad = next(c for c in result.checks if not c.passed)
+    assert "rows past the last full tile: every row from 320 on is wrong" in bad.message
+    assert "not a multiple of a tile" in across_configs([asdict(c) for c in result.checks])
+
+
+def test_a_cross_config_pattern_needs_a_passing_config_and_agrees_with_the_per_config_diagnosis():
+    """Issue 33 item 7 / issue 32: no config passed (one wrong, three crashed) is not "wrong
+    only at D = 64"; a per-config diagnosis that names another cause is not contradicted."""
+    crash = "the kernel crashed: the process crashed with SIGSEGV"
+    none_passed = [_check("config 1", 128, 64, False, "max_err 0.3 >= tolerance 0.001"),
+                   _check("config 2", 333, 64, False, crash), _check("config 3", 256, 128, False, crash),
+                   _check("config 4", 256, 64, False, crash, qk_std=8.0)]
+    assert across_configs(none_passed) is None
+    scale = "max_err 0.2: the error matches a missing 1/√D scale (softmax(q·kᵀ)·v); worst element at ..."
+    d64 = [_check("config 1", 128, 64, False, scale), _check("config 3", 256, 128, True)]
+    assert across_configs(d64) is None
+    tail_passes = [_check("config 1", 128, 64, True), _check("config 2", 333, 64, False, scale)]
+    assert across_configs(tail_passes) is None
+    hard = "the error matches a scale of 1/√64 at D = 128: is the head dimension hard-coded to 64?; worst ..."
+    assert "wrong only at D = 128" in across_configs([_check("config 1", 128, 64, True),
+                                                      _check("config 3", 256, 128, False, hard)])
+
+
+def test_the_configs_inputs_separate_every_decoy_from_the_truth():
+    """Issue 32, item 4: the public configs' inputs are informative: each decoy (zeros, the mean
+    of V, a column softmax, no 1/√D scale, a softmax without the max shift in float32) is off
+    the truth by far more than the tolerance on every config (the max-shift decoy on the
+    large-score config, the only one whose scores overflow exp in float32)."""
+    import torch
+    from grader.core import config
+    from grader.judge.check import make_inputs, truth
+    from grader.analysis.diagnose import _attention, _column_softmax
+    cfg = config.load()
+
+    def no_shift32(q, k, v):
+        s = (q.float() @ k.float().T) / math.sqrt(q.shape[-1])
+        p = torch.exp(s)
+        return ((p / p.sum(-1, keepdim=True)) @ v.float()).double()
+    decoys = {"zeros": lambda q, k, v: torch.zeros_like(v),
+              "mean of V": lambda q, k, v: v.mean(0, keepdim=True).expand_as(v),
+              "column softmax": lambda q, k, v: _column_softmax(q, k, v, 1 / math.sqrt(q.shape[-1])),
+              "no scale": lambda q, k, v: _attention(q, k, v, 1.0)}
+    for i, shape in enumerate(cfg.configs):
+        q, k, v = make_inputs(shape, config_seed(cfg.seed, i))
+        want = truth(q, k, v)
+        q, k, v = (t.double() for t in (q, k, v))
+        for name, f in decoys.items():
+            got = torch.stack([torch.stack([f(q[b, h], k[b, h], v[b, h]) for h in range(shape.H)])
+                               for b in range(shape.B)])
+            err = float((got - want).abs().max())
+            assert err > 100 * cfg.tolerance, (name, shape, err)
+        got = no_shift32(q[0, 0], k[0, 0], v[0, 0])
+        separated = not bool(torch.isfinite(got).all()) or float((got - want[0, 0]).abs().max()) > 100 * cfg.tolerance
+        assert separated == bool(shape.qk_std > 1), (shape, "max shift")

@@ -1,0 +1,106 @@
+"""grader/evidence/exports.py: whose kernels a profile is of. `make profile` records, around each
+kernel's NVTX range, the digest of the source it was built from; the judge holds it to the
+graded submission. The exports here are the real H200 fixtures; where a test needs the
+digest range, it is written into a copy of the fixture's range column (the driver's new
+range, which those older exports predate), nothing else changed."""
+import csv
+import io
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from grader.core import config
+from grader.score import gradebook as gb
+from grader.evidence.exports import kernel_names, provenance, read_profiles
+from grader.build.parse import parse, source_digest
+from conftest import REPO
+
+NCU = REPO / "tests" / "fixtures" / "ncu"
+
+
+def _stage(ref: str, dest: Path) -> Path:
+    subprocess.run([sys.executable, str(REPO / "tools" / "demo_submission.py"), str(REPO / "reference" / ref),
+                    str(dest)], check=True, capture_output=True)
+    return dest
+
+
+def _with_digest(src: Path, dest: Path, digest: str) -> None:
+    """A copy of one fixture export whose student ranges sit inside `src_<digest>`."""
+    rows = list(csv.reader(io.StringIO(src.read_text())))
+    col = [i for i, c in enumerate(rows[0]) if c.startswith("thread Domain:Push/Pop_Range")]
+    for row in rows[1:]:
+        for i in col:
+            if i < len(row) and ":student_S" in row[i]:
+                row[i] = row[i].replace('"<default domain>:student_S',
+                                        f'"<default domain>:src_{digest}:none:none:none:none:none:none"  '
+                                        '"<default domain>:student_S')
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n", quoting=csv.QUOTE_ALL).writerows(rows)
+    dest.write_text(buf.getvalue())
+
+
+def _check(folder: Path) -> tuple[set, list, list]:
+    sub = parse(folder)
+    records, _ = read_profiles(sub)
+    bad, problems = provenance({k: s.text for k, s in sub.sources.items()}, list(records))
+    return bad, problems, list(records)
+
+
+def test_kernel_names_of_the_references():
+    assert kernel_names((REPO / "reference" / "naive.cu").read_text()) == {
+        "scores_kernel", "softmax_rows_kernel", "weighted_sum_kernel"}
+    assert kernel_names((REPO / "reference" / "fused_tc.cu").read_text()) == {"fused_tc_kernel", "merge_splits_kernel"}
+
+
+def test_the_model_answers_profiles_are_their_own(tmp_path):
+    """fused.cu staged with the H200 exports (after: fused.cu as the student; before: the
+    naive kernels, an earlier version) keeps both labels."""
+    bad, problems, _ = _check(_stage("fused.cu", tmp_path / "s"))
+    assert bad == set() and problems == []
+
+
+def test_the_references_exports_beside_a_cpu_kernel_earn_nothing(tmp_path):
+    """The issue's attack: the course's own Nsight Compute exports handed in beside a CPU
+    kernel earned both profiler items (+10) with no flag."""
+    sub = _stage("fused.cpp", tmp_path / "s")
+    (sub / "profiles").mkdir()
+    for label, export in (("before", "naive_h200"), ("after", "references_h200")):
+        for page in ("raw", "details"):
+            shutil.copy(NCU / f"{export}_{page}.csv", sub / "profiles" / f"{label}_{page}.csv")
+    bad, problems, _ = _check(sub)
+    assert bad == {"before", "after"} and "no profile in profiles/ is of this submission's kernels" in problems[0]
+    rubric, _ = config.load_rubric()
+    doc = json.loads((REPO / "tests" / "fixtures" / "results" / "cpu_fused.json").read_text())
+    records, _ = read_profiles(parse(sub))
+    doc = {**doc, "profiles": [dict(r) for r in records], "sources": {"cpp": (REPO / "reference" / "fused.cpp").read_text()}}
+    items = {i.key: i for i in gb.score_items(doc, rubric)}
+    assert items["profile"].score == 0 and items["before_after"].score == 0
+    assert "not of this submission's kernels" in items["profile"].output
+
+
+def test_an_export_of_a_reference_is_borrowed_even_under_the_students_kernel_names(tmp_path):
+    """A student's own CUDA kernel that copies the reference's kernel names, handed in with
+    make profile's export of reference/fused.cu: its digest names the reference."""
+    sub = _stage("fused.cu", tmp_path / "s")
+    text = (sub / "attention.py").read_text().replace("// ", "// (my own) ", 1)
+    (sub / "attention.py").write_text(text)
+    for page in ("raw", "details"):
+        _with_digest(NCU / f"references_h200_{page}.csv", sub / "profiles" / f"after_{page}.csv",
+                     source_digest((REPO / "reference" / "fused.cu").read_text()))
+    bad, problems, records = _check(sub)
+    assert any(r.get("source") for r in records)
+    assert "after" in bad and any("is of the course's fused.cu" in p for p in problems)
+
+
+def test_an_export_of_this_submission_counts_and_so_does_an_earlier_version(tmp_path):
+    sub = _stage("fused.cu", tmp_path / "s")
+    text = (sub / "attention.py").read_text().replace("// ", "// (my own) ", 1)
+    (sub / "attention.py").write_text(text)
+    mine = parse(sub).sources["cuda"].digest
+    for page in ("raw", "details"):
+        _with_digest(NCU / f"references_h200_{page}.csv", sub / "profiles" / f"after_{page}.csv", mine)
+        _with_digest(NCU / f"naive_h200_{page}.csv", sub / "profiles" / f"before_{page}.csv", "0123456789ab")
+    bad, problems, _ = _check(sub)
+    assert bad == set() and problems == []

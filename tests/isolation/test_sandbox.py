@@ -1,0 +1,180 @@
+"""grader/isolation/sandbox.py: what a sandboxed child is given (the policy is proven end to end by
+the red-team suite and the batch tests; these are the unit checks)."""
+import os
+
+import pytest
+
+def test_a_compiler_outside_usr_is_bound_with_its_prefix(tmp_path, monkeypatch):
+    """A GPU image's GCC lives in /opt/gcc: the sandboxed build must see /opt/gcc (bin,
+    libexec, lib), not only /usr, or every build in the batch fails with 'g++: not found'."""
+    from grader.isolation.sandbox import python_paths, toolchain_prefixes
+    prefix = tmp_path / "opt" / "gcc"
+    (prefix / "bin").mkdir(parents=True)
+    (prefix / "libexec").mkdir()
+    gxx = prefix / "bin" / "g++"
+    gxx.write_text("#!/bin/sh\n")
+    gxx.chmod(0o755)
+    monkeypatch.setenv("CXX", str(gxx))
+    assert str(prefix) in toolchain_prefixes()
+    assert prefix in python_paths()
+    monkeypatch.setenv("CXX", "/opt/g++")                   # a top-level folder is never bound whole
+    assert "/opt" not in toolchain_prefixes()
+
+
+def test_a_tool_under_a_home_folder_binds_its_bin_folder_only(tmp_path, monkeypatch):
+    """pip install --user puts ninja in ~/.local/bin: ~/.local (keyrings, tokens) stays out."""
+    from grader.isolation.sandbox import toolchain_prefixes
+    home = tmp_path / "home"
+    (home / ".local" / "bin").mkdir(parents=True)
+    ninja = home / ".local" / "bin" / "ninja"
+    ninja.write_text("#!/bin/sh\n")
+    ninja.chmod(0o755)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PATH", f"{home / '.local' / 'bin'}:/usr/bin:/bin")
+    found = toolchain_prefixes()
+    assert str(home / ".local" / "bin") in found and str(home / ".local") not in found
+
+
+def test_a_process_not_yet_in_the_sandbox_counts_no_tmpfs():
+    """At a child's start its process tree is bwrap still in the judge's own root: the
+    machine's /tmp is not the sandbox's and must not count in its memory (a fresh clone's CI
+    read 24.3 GiB there and stopped a child before it ran a line)."""
+    import os
+    from grader.isolation.sandbox import tmpfs_bytes
+    assert tmpfs_bytes([os.getpid()], 3 << 30) == 0
+    assert tmpfs_bytes([], 3 << 30) == 3 << 30                  # nothing readable: the full sizes
+
+
+# ---- the seccomp filter (grader/isolation/seccomp.py) ----------------------------------------------
+
+def _run_filter(prog: bytes, nr: int, arch: int, arg0: int = 0) -> int:
+    """The classic-BPF program run on one seccomp_data (the instructions it uses)."""
+    import struct
+    ins = [struct.unpack_from("<HBBI", prog, i) for i in range(0, len(prog), 8)]
+    data = struct.pack("<iIQ6Q", nr, arch, 0, arg0, 0, 0, 0, 0, 0)
+    acc, pc = 0, 0
+    while True:
+        code, jt, jf, k = ins[pc]
+        if code == 0x20:
+            acc = struct.unpack_from("<I", data, k)[0]
+        elif code == 0x06:
+            return k
+        elif code in (0x15, 0x35, 0x45):
+            hit = acc == k if code == 0x15 else acc >= k if code == 0x35 else bool(acc & k)
+            pc += jt if hit else jf
+        else:
+            raise AssertionError(f"unexpected BPF code {code:#x}")
+        pc += 1
+
+
+@pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
+def test_the_filter_refuses_what_a_kernel_has_no_business_calling(machine):
+    from grader.isolation import seccomp
+    t, prog = seccomp.table(machine), seccomp.program(machine)
+    eperm, allow = seccomp.RET_ERRNO | seccomp.EPERM, seccomp.RET_ALLOW
+    for name in ("add_key", "keyctl", "request_key", "ptrace", "perf_event_open", "bpf", "process_vm_readv",
+                 "unshare", "setns", "mount", "io_uring_setup", "userfaultfd", "open_by_handle_at"):
+        assert _run_filter(prog, t["denied"][name], t["arch"]) == eperm, name
+    for nr in (0, 1, 3, 9, 10, 11, 16, 17, 63, 64, 93, 94, 202, 231, 257, 262):   # read, write, mmap, ioctl, futex, ...
+        if nr not in t["denied"].values() and nr not in (t["clone"], t["clone3"]):
+            assert _run_filter(prog, nr, t["arch"]) == allow, nr
+    # threads are clones without namespace flags; clone3's flags sit behind a pointer
+    assert _run_filter(prog, t["clone"], t["arch"], 0x003D0F00) == allow          # pthread_create's flags
+    assert _run_filter(prog, t["clone"], t["arch"], 0x10000000 | 17) == eperm      # CLONE_NEWUSER
+    assert _run_filter(prog, t["clone3"], t["arch"]) == seccomp.RET_ERRNO | seccomp.ENOSYS
+    # another ABI (i386's int $0x80: add_key is 286 there) or x32's numbers
+    assert _run_filter(prog, 286, 0x40000003) == eperm
+    if machine == "x86_64":
+        assert _run_filter(prog, 0x40000000 | 248, t["arch"]) == eperm
+
+
+def test_the_sandbox_refuses_a_key_in_the_keyring(tmp_path):
+    """As root every sandbox is uid 65534 on the host, whose user keyring outlived the
+    batch (one submission stored the hidden config, a later one printed it): the self-test
+    tries add_key in the sandbox, and it must be refused."""
+    from grader.isolation import sandbox
+    bwrap = sandbox.bwrap_path()
+    if bwrap is None:
+        pytest.skip("needs bubblewrap")
+    from grader.isolation.seccomp import table
+    if table() is None:
+        pytest.skip("no system-call table for this machine")
+    report = sandbox.self_test(bwrap, tmp_path / "w", sandbox.Limits(), ())
+    assert report["keyring"] is False and report["keyring_errno"] == 1
+
+
+def test_cpu_time_of_reaped_children_stays_in_the_tree():
+    """A kernel that forks short-lived burners: their CPU time left the tree with them, read
+    as other processes' use, and the judge took the machine for busy (its clock's flags then
+    only for review, the SDPA cap off)."""
+    import subprocess
+    import sys
+    import time
+    from grader.isolation.sandbox import tree_members
+    code = ("import os, sys, time\n"
+            "for _ in range(20):\n"
+            "    pid = os.fork()\n"
+            "    if pid == 0:\n"
+            "        t = time.process_time()\n"
+            "        while time.process_time() - t < 0.03: pass\n"
+            "        os._exit(0)\n"
+            "    os.waitpid(pid, 0)\n"
+            "print('done', flush=True)\n"
+            "sys.stdin.read()\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "done"
+        time.sleep(0.1)                                       # past the scan's cache
+        ticks = sum(t for _, _, t in tree_members(proc.pid))
+        hz = os.sysconf("SC_CLK_TCK")
+        assert ticks / hz >= 0.4, ticks                      # 20 x 30 ms burnt by the reaped children
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_every_sandbox_gets_a_uid_of_its_own_as_root(tmp_path):
+    """Nothing the kernel keeps per user (keyrings, inotify and message-queue quotas) is
+    shared between two children or outlives one into the next: as root each sandbox drops to
+    a uid no other sandbox of this grader had, and the self-test's probe runs as it."""
+    import os
+
+    from grader.isolation.sandbox import Limits, UID_BASE, UID_RANGE, bwrap_path, sandbox_uid, self_test
+    if os.geteuid() != 0 or "GRADER_SANDBOX_UID" in os.environ:
+        pytest.skip("as root only (a normal user's bwrap maps one uid)")
+    uids = [sandbox_uid() for _ in range(1000)]
+    assert len(set(uids)) == 1000 and all(UID_BASE <= u < UID_BASE + UID_RANGE for u in uids)
+    if bwrap_path() is None:
+        pytest.skip("needs bubblewrap")
+    first = self_test(bwrap_path(), tmp_path / "a", Limits(), ())
+    second = self_test(bwrap_path(), tmp_path / "b", Limits(), ())
+    assert first["uid"] != second["uid"] and UID_BASE <= first["uid"] < UID_BASE + UID_RANGE
+    assert first["gid"] == first["uid"] and first["groups"] == []
+
+
+def test_a_folder_deeper_than_a_path_can_name_is_measured_and_removed(tmp_path):
+    """grader/isolation/safefs.py: 2 600 nested folders (deeper than PATH_MAX) with files at the bottom
+    and a link out: the judge's measure does not fail open (too deep), and the removal takes
+    it all, without recursion and without following the link."""
+    import os
+
+    from grader.isolation.safefs import MAX_DEPTH, folder_usage, remove_tree
+    outside = tmp_path / "outside.txt"
+    outside.write_text("must stay")
+    root = tmp_path / "work"
+    root.mkdir()
+    fd = os.open(root, os.O_RDONLY)
+    for _ in range(2600):
+        os.mkdir("a", dir_fd=fd)
+        deeper = os.open("a", os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = deeper
+    for i in range(50):
+        os.close(os.open(f"f{i}", os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=fd))
+    os.symlink(str(outside), "link", dir_fd=fd)
+    os.fchmod(fd, 0o500)                     # a folder the child made unwritable
+    os.close(fd)
+    size, entries, deep = folder_usage(root, 100_000)
+    assert deep and entries >= MAX_DEPTH
+    assert remove_tree(root) and not root.exists() and outside.read_text() == "must stay"
+    assert remove_tree(root)                 # gone already: fine

@@ -1,0 +1,160 @@
+"""grader/judge/check.py: the comparison rules on literal tensors, and the float64 truth."""
+import math
+
+import pytest
+
+import torch
+import torch.nn.functional as F
+
+from grader.judge.check import compare, failure_kind, make_inputs, truth, exception_message
+from grader.core.config import Shape
+
+
+def _qkv(S=5, D=4):
+    return make_inputs(Shape(1, 2, S, D), seed=1)
+
+
+def test_truth_matches_sdpa_in_float64():
+    q, k, v = _qkv()
+    expected = F.scaled_dot_product_attention(q.double(), k.double(), v.double())
+    assert torch.allclose(truth(q, k, v), expected, atol=1e-12)
+
+
+def test_inputs_are_reproducible_and_seed_dependent():
+    a, b = make_inputs(Shape(1, 1, 3, 2), 7), make_inputs(Shape(1, 1, 3, 2), 7)
+    assert all(torch.equal(x, y) for x, y in zip(a, b))
+    assert not torch.equal(make_inputs(Shape(1, 1, 3, 2), 8)[0], a[0])
+
+
+def test_exact_output_passes_with_zero_error():
+    q, k, v = _qkv()
+    expected = truth(q, k, v)
+    max_err, message, mismatches = compare(expected.float(), q, k, v, expected, 1e-3)
+    assert message == "" and max_err < 1e-6 and mismatches == ()
+
+
+def test_one_wrong_element_is_reported_with_its_index():
+    q, k, v = _qkv()
+    expected = truth(q, k, v)
+    out = expected.float().clone()
+    out[0, 1, 3, 2] += 0.5
+    max_err, message, mismatches = compare(out, q, k, v, expected, 1e-3)
+    assert math.isclose(max_err, 0.5, rel_tol=1e-5)
+    assert "max_err 0.5 >= tolerance 0.001 (1 of 40 elements off)" in message
+    assert mismatches[0].index == (0, 1, 3, 2)
+    assert math.isclose(mismatches[0].got - mismatches[0].expected, 0.5, rel_tol=1e-5)
+
+
+def test_error_just_below_tolerance_passes_and_at_tolerance_fails():
+    q, k, v = _qkv()
+    expected = truth(q, k, v)
+    below = expected.clone(); below[0, 0, 0, 0] += 0.9e-3
+    at = expected.clone(); at[0, 0, 0, 0] += 1.1e-3
+    assert compare(below.float(), q, k, v, expected, 1e-3)[1] == ""
+    assert compare(at.float(), q, k, v, expected, 1e-3)[1] != ""
+
+
+def test_nan_shape_dtype_and_type_each_have_their_message():
+    q, k, v = _qkv()
+    expected = truth(q, k, v)
+    nan = expected.float().clone(); nan[0, 0, 1, 1] = float("nan")
+    assert "1 NaN/Inf values (first at index (0, 0, 1, 1))" in compare(nan, q, k, v, expected, 1e-3)[1]
+    assert "shape" in compare(expected.float()[..., :2], q, k, v, expected, 1e-3)[1]
+    assert "dtype is torch.float64" in compare(expected, q, k, v, expected, 1e-3)[1]
+    assert "returned NoneType" in compare(None, q, k, v, expected, 1e-3)[1]
+
+
+def test_not_implemented_is_recognised_from_the_message():
+    err = RuntimeError("attention: not implemented yet (write your kernel)\nException raised from x at y")
+    assert failure_kind(err) == "not_implemented"
+    assert exception_message(err) == "attention: not implemented yet (write your kernel)"
+    assert failure_kind(RuntimeError("index out of range")) == "runtime_error"
+
+
+def test_row_error_checks_random_rows_of_every_head():
+    """The judge's check of a timed output: rows it draws after the output arrived."""
+    import random
+    from grader.judge.check import make_inputs, row_error, truth
+    from grader.core.config import Shape
+    shape = Shape(2, 3, 50, 16)
+    q, k, v = make_inputs(shape, 7)
+    right = truth(q, k, v).float()
+    assert row_error(right.numpy().tobytes(), q, k, v, random.Random(1), 4) < 1e-6
+    wrong = right.clone()
+    wrong[1, 2] += 0.01                                    # one head wrong: every row of it
+    assert row_error(wrong.numpy().tobytes(), q, k, v, random.Random(1), 4) == pytest.approx(0.01, rel=1e-3)
+    unwritten = right.clone()
+    unwritten[0, 0, :25] = float("nan")                    # half a head never written
+    hits = sum(not row_error(unwritten.numpy().tobytes(), q, k, v, random.Random(s), 4) < 1e-3 for s in range(50))
+    assert hits >= 45                                      # 1 - 2^-4 of draws see it
+    assert row_error(right.numpy().tobytes()[:-4], q, k, v, random.Random(1), 4) is None
+    assert row_error(None, q, k, v, random.Random(1), 4) is None
+
+
+# ---- differential poison (issue 32, item 1): re-runs with other bytes in fresh memory ----
+
+def _bytes(t):
+    return t.contiguous().numpy().tobytes()
+
+
+def test_differential_poison_tells_a_read_of_unwritten_memory_from_a_race_and_from_unwritten_output():
+    from grader.judge.check import RACE, UNINITIALISED, differential_message
+    shape = (1, 2, 3, 4)
+    good = torch.randn(shape)
+    nan = torch.full(shape, -1, dtype=torch.int32).view(torch.float32)          # the check's poison, carried
+    runs = {"0x00": _bytes(good), "0x00 again": _bytes(good), "0x41": _bytes(good)}
+    assert differential_message(_bytes(nan), runs, shape, 1e-3).startswith(UNINITIALISED)   # NaN·0 = NaN
+    follows = {**runs, "0x41": _bytes(good + 12.078)}                          # out += on unzeroed memory
+    msg = differential_message(_bytes(good), follows, shape, 1e-3)
+    assert msg.startswith(UNINITIALISED) and "24 of 24 output elements differ" in msg
+    racy = {**runs, "0x00 again": _bytes(good + torch.tensor([0.5] + [0.0] * 23).reshape(shape))}
+    assert differential_message(_bytes(good), racy, shape, 1e-3).startswith(RACE)
+    # never written: each run holds exactly its own fill (the check's message says so already)
+    left = {"0x00": _bytes(torch.zeros(shape)), "0x00 again": _bytes(torch.zeros(shape)),
+            "0x41": _bytes(torch.full(shape, 0x41414141, dtype=torch.int32).view(torch.float32))}
+    assert differential_message(_bytes(nan), left, shape, 1e-3) == ""
+    # a deterministic wrong kernel that reads nothing it did not write: nothing to add
+    assert differential_message(_bytes(good * 2), {k: _bytes(good * 2) for k in runs}, shape, 1e-3) == ""
+    # last bits of a reduction order are not a difference
+    jitter = {**runs, "0x00 again": _bytes(good + 1e-6)}
+    assert differential_message(_bytes(good), jitter, shape, 1e-3) == ""
+
+
+def test_cuda_faults_are_told_in_the_students_terms():
+    """Issue 32, item 2: a CUDA error the kernel caused (surfacing at the harness's next
+    synchronisation) is the kernel's fault, with what it usually means."""
+    from grader.judge.check import cuda_fault
+
+    class AcceleratorError(RuntimeError):
+        pass
+    smem = cuda_fault(AcceleratorError("CUDA error: invalid argument\nCUDA kernel errors might be asynchronously "
+                                       "reported at some other API call"))
+    assert smem.startswith("the kernel faulted on the GPU (CUDA error: invalid argument)")
+    assert "48 KiB" in smem and "cudaFuncAttributeMaxDynamicSharedMemorySize" in smem
+    oob = cuda_fault(RuntimeError("CUDA error: an illegal memory access was encountered"))
+    assert "out-of-bounds" in oob and "grader" not in oob.split(";")[0]
+    assert cuda_fault(RuntimeError("CUDA error: something new")).endswith("your launch or its memory accesses")
+    assert cuda_fault(ValueError("attention: S must be < 4096")) is None
+    assert cuda_fault(MemoryError()) is None
+
+
+def test_a_configs_inputs_do_not_give_the_seed_away():
+    """Printed public inputs once gave the secret seed away in seconds (each config's generator
+    was seeded with seed * 1000 + i, and torch's CPU generator keeps 32 bits of a seed). Now
+    each config's generator seed is a hash of scrypt(seed) and the config's index: the cheap
+    map no longer reproduces them, a candidate seed costs a memory-hard derivation, and no two
+    configs share a generator seed."""
+    import time
+
+    from grader.judge.check import config_seed
+    from grader.core.config import Shape
+    shape = Shape(1, 4, 128, 64)
+    seed = 734_511_029
+    printed = make_inputs(shape, config_seed(seed, 0))[0].flatten()[:16]
+    assert not torch.equal(make_inputs(shape, seed * 1000)[0].flatten()[:16], printed)
+    seeds = {config_seed(seed, i) for i in range(8)} | {config_seed(seed + 1, i) for i in range(8)}
+    assert len(seeds) == 16 and all(0 <= s < 2**63 for s in seeds)
+    assert config_seed(seed, 3) == config_seed(seed, 3)           # reproducible
+    t0 = time.perf_counter()
+    config_seed(123_456_789_012, 0)                                # a candidate never derived before
+    assert time.perf_counter() - t0 > 0.01, "the derivation is too cheap to slow a search"

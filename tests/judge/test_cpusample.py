@@ -1,0 +1,52 @@
+"""grader/judge/cpusample.py: where the child's CPU time went, sampled from outside its process."""
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from grader.judge.cpusample import SAMPLE_US, Sampler, Unavailable, judge_samples
+
+
+def test_samples_land_in_the_code_that_ran():
+    """A process spinning in Python's interpreter: the judge's samples of it (perf events on
+    its threads, one ring buffer a CPU) land in libpython or the python binary, none in a
+    library it never ran, and the rule is quiet about code it was not asked about."""
+    proc = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(0.2)
+        try:
+            sampler = Sampler([proc.pid])
+        except Unavailable as exc:
+            pytest.skip(f"perf events cannot be opened here: {exc}")
+        sampler.start()
+        time.sleep(0.5)
+        sampler.stop()
+        counts = sampler.counts("/nonexistent/kernel.so")
+        sampler.close()
+    finally:
+        proc.kill()
+        proc.wait()
+    assert counts["own"] == 0 and counts["torch"] == 0
+    # half a second of one busy thread, a sample each SAMPLE_US of its time
+    assert counts["other"] > 0.5 * 0.5e6 / SAMPLE_US, counts
+    assert any("python" in name for name in counts["where"]), counts["where"]
+
+
+def test_the_rule_flags_calls_whose_time_ran_in_torch_not_in_their_own_code():
+    ms = 200 * SAMPLE_US / 1000                     # calls worth 200 samples of one thread, SDPA's the same
+    honest = {"own": 260, "torch": 150, "other": 900, "where": {"kernel.so": 260}}
+    assert judge_samples(256, honest, ms, ms) == []
+    flash = {"own": 0, "torch": 480, "other": 3000, "where": {"libtorch_cpu.so": 480, "libgomp.so.1": 3000}}
+    (flag,) = judge_samples(256, flash, ms, ms)
+    assert flag["code"] == "foreign_cpu_time" and flag["tier"] == "strict" and "libtorch_cpu.so 14%" in flag["detail"]
+    # a machine loaded 100-fold: the calls' wall time grew, not their CPU samples; beside SDPA's,
+    # the kernel's share of the samples is still that of its time: no finding
+    loaded = {"own": 95, "torch": 91, "other": 4515, "where": {"libgomp.so.1": 4408}}
+    assert judge_samples(64, loaded, 100 * ms, 100 * ms) == []
+    # a little of its own code: for a person to look at
+    some = {"own": 30, "torch": 480, "other": 3000, "where": {}}
+    assert [f["tier"] for f in judge_samples(256, some, ms, ms)] == ["review"]
+    # too few samples to tell: no finding either way
+    assert judge_samples(64, flash, 20 * SAMPLE_US / 1000, 20 * SAMPLE_US / 1000) == []

@@ -1,0 +1,41 @@
+"""grader/report/summary.py: the terminal summary names what was measured, on the backend it ran on."""
+import json
+from dataclasses import replace
+
+from grader.core.result import CompileResult, result_from
+from grader.report.summary import format_result
+
+from conftest import TESTS
+
+FIXTURES = TESTS / "fixtures" / "results"
+
+
+def _with_fused_opt(name: str):
+    doc = json.loads((FIXTURES / name).read_text())
+    for row in doc["bench"]:
+        row["fused_opt_ms"] = 1.25
+    return result_from(doc)
+
+
+def test_the_cpu_legend_names_the_cpu_reference():
+    text = format_result(_with_fused_opt("cpu_fused.json"))
+    assert "fused-opt (register-blocked micro-kernels, OpenMP)" in text
+    assert "tensor cores" not in text and "TF32" not in text
+
+
+def test_the_cuda_legend_names_the_tensor_core_reference():
+    text = format_result(_with_fused_opt("gpu_fused_h200.json"))
+    assert "fused-opt (tensor cores, 3xTF32)" in text
+
+
+def test_a_fallback_is_shown_under_the_compile_line_and_only_when_it_happened():
+    base = result_from(json.loads((FIXTURES / "cpu_fused.json").read_text()))
+    line = ("attention.py:3: #include <torch/script.h> is not in the lean torch headers; "
+            "compiling with the full torch headers (about 41 s here)")
+    built = replace(base, compile=CompileResult(ok=True, seconds=43.0, log="", headers="full", tier="full",
+                                                fallback=line))
+    text = format_result(built)
+    assert "compile:    ok (43.0 s, full headers)" in text
+    assert f"fallback: {line}" in text
+    reused = replace(built, compile=replace(built.compile, cached=True, seconds=0.0))
+    assert "fallback:" not in format_result(reused)       # nothing was compiled this time
