@@ -180,8 +180,11 @@ tprofile)
     mkdir -p "$LOGS/profiles" && cp reference/profiles/triton_after* "$LOGS/profiles/" && ls -la "$LOGS/profiles"
     $PY -m grader ncu reference/profiles/triton_after_details.csv reference/profiles/triton_after_raw.csv | head -30 ;;
 profile)
-    make profile SUBMISSION=reference/fused.cu LABEL=references_h200 PYTHON=$PY
-    mkdir -p "$LOGS/profiles" && cp reference/profiles/references_h200* "$LOGS/profiles/" && ls -la "$LOGS/profiles" ;;
+    # labelled by the card (references_h100, references_h200): the fixtures say which GPU they are of
+    gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | grep -o 'H[0-9]\+' | head -1 | tr H h)
+    make profile SUBMISSION=reference/fused.cu LABEL=references_${gpu:-gpu} PYTHON=$PY
+    grep -h "again without" reference/profiles/references_${gpu:-gpu}*_ncu.log
+    mkdir -p "$LOGS/profiles" && cp reference/profiles/references_${gpu:-gpu}* "$LOGS/profiles/" && ls -la "$LOGS/profiles" ;;
 demo)
     make demo OUT="$LOGS/demo" PYTHON=$PY && ls -la "$LOGS/demo" ;;
 *) echo "unknown phase $1"; return 2 ;;
