@@ -39,8 +39,12 @@ def run(tree: Path, args, out: Path) -> tuple[float, dict]:
     subprocess.run(cmd, cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
     wall = time.monotonic() - t0
     stages = {}
-    if not args.batch and out.is_file():
-        stages = json.loads(out.read_text()).get("stage_seconds") or {}
+    if not args.batch:
+        # a grade that failed is no timing: said, not averaged in as a fast one
+        doc = json.loads(out.read_text()) if out.is_file() else {}
+        stages = doc.get("stage_seconds") or {}
+        if doc.get("verdict") != "ok":
+            stages = {"FAILED": f"verdict {doc.get('verdict', 'none: no results written')}"}
     return wall, stages
 
 
@@ -63,10 +67,16 @@ def main() -> int:
         for i in range(a.n):
             for name in ("new", "old") if i % 2 == 0 else ("old", "new"):
                 w, st = run(trees[name], a, Path(tmp) / f"{name}{i}")
+                if "FAILED" in st:
+                    print(f"grade {i + 1}/{a.n} {name}: {w:.1f} s  FAILED ({st['FAILED']}): not counted", flush=True)
+                    continue
                 walls[name].append(w)
                 stages[name].append(st)
                 print(f"grade {i + 1}/{a.n} {name}: {w:.1f} s  "
                       + " ".join(f"{k}={v:.1f}" for k, v in st.items() if isinstance(v, (int, float))), flush=True)
+    if not walls["new"] or not walls["old"]:
+        print("\nno comparison: every grade of one tree failed (above)")
+        return 1
     new, old = statistics.median(walls["new"]), statistics.median(walls["old"])
     print(f"\nmedian wall: new {new:.1f} s, old {old:.1f} s: new/old {new / old:.3f} ({(new / old - 1):+.1%})")
     keys = sorted({k for arm in stages.values() for st in arm for k in st})
