@@ -273,17 +273,19 @@ def _ai(cfg: config.Config) -> str:
 def _roofline(path: Path) -> str:
     rows = ["| GPU | FP32 peak | DRAM | ridge (DRAM) | L2 | ridge (L2) |", "|---|---|---|---|---|---|"]
     for c in roofline.GPU_TABLE.values():
-        dram, l2 = c.bandwidth_bytes_per_s["DRAM"], c.bandwidth_bytes_per_s["L2"]
+        dram, l2 = c.bandwidth_bytes_per_s["DRAM"], c.bandwidth_bytes_per_s[roofline.L2_OUT]
         rows.append(f"| {c.device} | {c.peak_flop_per_s / 1e12:.1f} TFLOP/s | {dram / 1e12:.2f} TB/s | "
-                    f"{c.ridge('DRAM'):.1f} FLOP/byte | {l2 / 1e12:.1f} TB/s | {c.ridge('L2'):.1f} FLOP/byte |")
+                    f"{c.ridge('DRAM'):.1f} FLOP/byte | {l2 / 1e12:.1f} TB/s | {c.ridge(roofline.L2_OUT):.1f} FLOP/byte |")
     sms, hz = roofline.HOPPER_SMS, roofline.HOPPER_BOOST_HZ
     peaks = roofline.precision_ceilings(sms, hz, "9.0")
     allowed = config.load_precision(path).allowed
     ceil = " · ".join(f"{name} {peaks[key] / 1e12:.1f} TFLOP/s" for key, name in
                       (("fp32", "FP32 FMA"), ("3xtf32", "3xTF32"), ("tf32", "TF32")))
     return ("\n".join(rows) + "\n\n(FP32 = SMs × 128 lanes × 2 FLOPs × 1.98 GHz boost clock; DRAM from the "
-            "datasheet; L2 is Nsight Compute's theoretical L2→SM peak read from an H200 export, assumed the same on "
-            f"the H100's GH100, not measured there. L2 capacity: {roofline.L2_MIB['H200']} MiB on the H200, "
+            "datasheet; L2 is Nsight Compute's theoretical peak of L2's output, read from an H200 and an H100 export "
+            "(the H100's 50 MiB L2 has fewer slices). It bounds what L2 sends out; a line many SMs read at once is sent "
+            "once and delivered to each, so the bytes the SMs receive can exceed it (section 5, the L2 level). "
+            f"L2 capacity: {roofline.L2_MIB['H200']} MiB on the H200, "
             f"{roofline.L2_MIB['H100']} MiB on the H100. `make profile` uses the peaks Nsight Compute reports for "
             f"your GPU instead.) Tensor cores have their own roofs: on either GPU ({sms} SMs, {hz / 1e9:.2f} GHz) "
             f"{ceil} (dense TF32: {roofline.FLOP_PER_SM_CLOCK['9.0']['tf32']:,} FLOPs per SM per clock; 3xTF32 "

@@ -162,9 +162,11 @@ def _sum(values: list):
 def compare(profiles: list, B: int, H: int, D: int, elem_bytes: int = 4) -> list[dict]:
     """The model next to what Nsight Compute measured, per cache state and NVTX range
     `<name>_S<S>` (all kernels of a range summed), counted the same way on both sides:
-    reads against reads, writes against writes. Measured: DRAM reads and writes, L2→SM reads
-    (32 B × lts2xbar cycles: what L2 delivers to the SMs; writes into L2 are not in it) and
-    FP32 instruction FLOPs; model: the naive and the fused count, and the FLOP convention."""
+    reads against reads, writes against writes. Measured: DRAM reads and writes, the reads at
+    the L2 level (`l2_delivered`: what the SMs received, each SM's copy, where the export has it;
+    `l2_read`: L2's output as ncu's L2 roofline counts it, 32 B × lts2xbar cycles, a line sent to
+    many SMs at once counted once; writes into L2 are in neither) and FP32 instruction FLOPs;
+    model: the naive and the fused count, and the FLOP convention."""
     rows = []
     for cache in sorted({getattr(p, "cache", "") for p in profiles}, key=lambda c: (c == "warm", c)):
         mine = [p for p in profiles if getattr(p, "cache", "") == cache]
@@ -174,6 +176,7 @@ def compare(profiles: list, B: int, H: int, D: int, elem_bytes: int = 4) -> list
                          "dram_read": _sum([p.dram_bytes_read for p in ps]),
                          "dram_write": _sum([p.dram_bytes_write for p in ps]),
                          "l2_read": _sum([p.l2_bytes for p in ps]), "measured_flop": _sum([p.flop for p in ps]),
+                         "l2_delivered": _sum([getattr(p, "l2_delivered_bytes", None) for p in ps]),
                          "model_flops": fu.flops, "naive_read": nv.reads, "naive_write": nv.writes,
                          "fused_read": fu.reads, "fused_write": fu.writes,
                          "ss_bytes": B * H * S * S * elem_bytes,
@@ -193,8 +196,7 @@ def explain_compare(rows: list[dict]) -> list[str]:
              "kernel): each kernel reads its inputs from DRAM, so DRAM reads match the model's reads; what a "
              "kernel writes can still sit in L2 when it ends and is written back outside it, so DRAM writes "
              "fall below the model's writes.",
-             "L2→SM reads exceed the model's reads: tiled kernels re-read tiles of q, k, v (or of the S×S "
-             "tensors) once per block of rows; writes into L2 are not in that column.",
+             *_l2_sentences(rows),
              f"Warm export (--cache-control none, kernels back to back): a kernel can find in L2 what the one "
              f"before it wrote, and read less from DRAM than the model; whether it does depends on size. At "
              f"S = {S} one S×S tensor is {big['ss_bytes'] / 2**20:.0f} MiB and the naive reference keeps two "
@@ -213,15 +215,33 @@ def explain_compare(rows: list[dict]) -> list[str]:
     return lines
 
 
+def _l2_sentences(rows: list[dict]) -> list[str]:
+    """What the two L2 columns count and why they differ, with this export's own numbers."""
+    out = ["L2→SM (what the SMs received from L2, each SM's copy counted) exceeds the model's reads: tiled "
+           "kernels re-read tiles of q, k, v (or of the S×S tensors) once per block of rows. L2 out (Nsight "
+           "Compute's L2 roofline traffic, 32 B a lts2xbar cycle) is lower wherever many SMs read the same lines "
+           "at once, as the blocks of one head read the same k and v: L2 sends such a line once and every SM "
+           "gets its copy. Writes into L2 are in neither."]
+    both = [r for r in rows if r["cache"] == "cold" and r.get("l2_delivered") and r["l2_read"]]
+    if not both:
+        return out + ["This export has no L2→SM bytes (make profile records them since it asks for "
+                      "l1tex__m_xbar2l1tex_read_sectors): its L2 column is L2 out, which counts a shared read once."]
+    r = max(both, key=lambda r: (r["name"] == "fused", r["S"]))
+    return out + [f"Here, cold: {r['range']} received {r['l2_delivered'] / 1e6:.1f} MB at the SMs, L2 sent out "
+                  f"{r['l2_read'] / 1e6:.1f} MB ({r['l2_delivered'] / r['l2_read']:.1f}x); the model's reads are "
+                  f"{r['fused_read'] / 1e6:.1f} MB (each byte once)."]
+
+
 def format_compare(rows: list[dict]) -> str:
     """Table of model vs measured bytes and FLOPs, and why they differ."""
     mb = lambda x: "-" if x is None else f"{x / 1e6:.2f}"  # noqa: E731
     lines = [f"{'cache':<6} {'range':<16} {'kernels':>7} {'DRAM rd MB':>10} {'DRAM wr MB':>10} {'L2→SM MB':>9} "
+             f"{'L2 out MB':>9} "
              f"{'naive rd/wr MB':>16} {'fused rd/wr MB':>15} {'ncu GFLOP':>9} {'model GFLOP':>11}"]
     for r in rows:
         gf = "-" if r["measured_flop"] is None else f"{r['measured_flop'] / 1e9:.4f}"
         lines.append(f"{r['cache']:<6} {r['range']:<16} {r['kernels']:>7} {mb(r['dram_read']):>10} "
-                     f"{mb(r['dram_write']):>10} {mb(r['l2_read']):>9} "
+                     f"{mb(r['dram_write']):>10} {mb(r.get('l2_delivered')):>9} {mb(r['l2_read']):>9} "
                      f"{mb(r['naive_read']) + '/' + mb(r['naive_write']):>16} "
                      f"{mb(r['fused_read']) + '/' + mb(r['fused_write']):>15} {gf:>9} {r['model_flops'] / 1e9:>11.4f}")
     if rows:

@@ -5,8 +5,10 @@ live `ncu --csv ...` stdout (`==PROF==`/`==WARNING==` and program lines are skip
 in base or auto-scaled units, with thousands separators, NVTX / `Body Item Label`
 columns and `--print-metric-name label|name|label-name`. Columns are found by name.
 Formulas are Nsight Compute's own (shared/ncu/FORMATS.md §4): FP32 FLOP = 2·FFMA +
-FADD + FMUL (thread instructions), DRAM bytes from `dram__bytes*`, L2 bytes = 32 ×
-`lts__lts2xbar_cycles_active`. Units in names: `_ns`, `_us`, `_bytes`, `_per_s`.
+FADD + FMUL (thread instructions), DRAM bytes from `dram__bytes*`. At the L2 level two
+counts: what L2 sends out, 32 × `lts__lts2xbar_cycles_active` (ncu's L2 roofline), and what
+the SMs receive, 32 × `l1tex__m_xbar2l1tex_read_sectors` (each SM's copy: `l2_level`). Units in
+names: `_ns`, `_us`, `_bytes`, `_per_s`.
 """
 from __future__ import annotations
 
@@ -196,6 +198,13 @@ class KernelProfile:
     waves_per_sm: float | None = None    # launch__waves_per_multiprocessor (under 1: the grid cannot fill the GPU)
     ncu_verdict: str | None = None       # Nsight Compute's own SOLBottleneck rule text (details page), first sentence
     source: str = ""                     # digest of the kernel's source (make profile's src_ range), '' unknown
+    # what the SMs received from L2, each SM's copy counted (32 B x l1tex__m_xbar2l1tex_read_sectors),
+    # and the read sectors L1 asked of L2 (lts__t_sectors_srcunit_tex_op_read): exports of make
+    # profile since the delivered-bytes metrics (None in older ones)
+    l2_delivered_bytes: float | None = None
+    ai_l2_delivered: float | None = None         # FLOP / byte delivered to the SMs
+    peak_l2_delivered_bytes_per_s: float | None = None
+    l2_read_requested_bytes: float | None = None
 
     def to_json(self) -> dict:
         from dataclasses import asdict
@@ -365,6 +374,10 @@ def _launch_numbers(m: dict) -> dict:
         flop = (2 * per_cycle[0] + per_cycle[1] + per_cycle[2]) * smsp_hz * seconds
     l2_rate = _get(m, "lts__lts2xbar_cycles_active.sum.per_second")
     l2 = 32 * l2_rate * seconds if l2_rate is not None and seconds else None
+    xbar = _get(m, "l1tex__m_xbar2l1tex_read_sectors.sum")
+    delivered = 32 * xbar if xbar is not None else _get(m, "l1tex__m_xbar2l1tex_read_bytes.sum")
+    xbar_pct = _get(m, "l1tex__m_xbar2l1tex_read_sectors.sum.pct_of_peak_sustained_elapsed")
+    requested = _get(m, "lts__t_sectors_srcunit_tex_op_read.sum")
     sm_hz = _get(m, "sm__cycles_elapsed.avg.per_second", "gpc__cycles_elapsed.avg.per_second")
     ffma_peak = _get(m, "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained")
     if ffma_peak is None and _get(m, "derived__sm__ffma_x2.peak") is not None:
@@ -380,6 +393,9 @@ def _launch_numbers(m: dict) -> dict:
         "peak_flop": 2 * ffma_peak * sm_hz if ffma_peak and sm_hz else None,
         "peak_dram": dram_peak * dram_hz if dram_peak and dram_hz else None,
         "peak_l2": 32 * l2_peak * lts_hz if l2_peak and lts_hz else None,
+        "l2_delivered": delivered, "l2_requested": 32 * requested if requested is not None else None,
+        # the crossbar's peak into every L1 at once, from the share of it this launch used
+        "peak_l2_delivered": delivered / seconds / (xbar_pct / 100) if delivered and seconds and xbar_pct else None,
         "memory_pct": _get(m, "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"),
         "compute_pct": _get(m, "sm__throughput.avg.pct_of_peak_sustained_elapsed"),
         "dram_pct": _get(m, "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"),
@@ -464,7 +480,8 @@ def summarize(launches: list[Launch], files: tuple = ()) -> list[KernelProfile]:
         l2_rate = _ratio(l2, secs) or _mean(col("l2_rate"))
         pct = {k: _weighted(col(k), col("seconds")) for k in ("memory_pct", "compute_pct", "dram_pct", "l1_pct", "l2_pct")}
         peaks = {k: (max(v for v in col(k) if v is not None) if any(v is not None for v in col(k)) else None)
-                 for k in ("peak_flop", "peak_dram", "peak_l2")}
+                 for k in ("peak_flop", "peak_dram", "peak_l2", "peak_l2_delivered")}
+        delivered = _sum(col("l2_delivered"))
         units = busiest_units(max(group, key=lambda l: _get(l.metrics, "gpu__time_duration.sum") or 0).metrics)
         if units[1] is None:          # no breakdown (a details page): the busiest of the SOL's L1, L2, DRAM
             levels = [(v, n) for n, v in (("L1", pct["l1_pct"]), ("L2", pct["l2_pct"]), ("DRAM", pct["dram_pct"]))
@@ -483,6 +500,8 @@ def summarize(launches: list[Launch], files: tuple = ()) -> list[KernelProfile]:
             tool_kernel=bool(TOOL_KERNEL.search(kernel)), files=files, nvtx=nvtx,
             l2_cache_bytes=_get(group[0].metrics, "device__attribute_l2_cache_size"), cache=cache,
             sm_unit=units[0], memory_unit=units[1],
+            l2_delivered_bytes=delivered, ai_l2_delivered=_ratio(flop, delivered),
+            peak_l2_delivered_bytes_per_s=peaks["peak_l2_delivered"], l2_read_requested_bytes=_sum(col("l2_requested")),
             waves_per_sm=_get(group[0].metrics, "launch__waves_per_multiprocessor"),
             ncu_verdict=ncu_verdict(group[0].metrics.get("__rule_SOLBottleneck")),
             source=str(group[0].metrics.get("__source") or "")))
@@ -549,3 +568,16 @@ def format_table(profiles: list[KernelProfile]) -> str:
         lines.append("cache: cold = ncu flushed the caches before each kernel (--cache-control all); warm = "
                      "kernels back to back, caches kept (--cache-control none)")
     return "\n".join(lines)
+
+
+def l2_level(p: KernelProfile) -> tuple[str, float | None, float | None, float | None]:
+    """The L2 level a roofline and a table show for a kernel: (name, bytes, FLOP/byte, peak
+    bytes/s). The bytes the SMs received from L2 where the export has them ("L2→SM"): q once and
+    every re-read tile of k and v, what the tiling model counts. Else L2's output as ncu's own L2
+    roofline counts it ("L2 out"), 32 B a lts2xbar cycle, where a line that L2 sends to many SMs at
+    once (the blocks of one head reading the same k and v) is one transfer: fewer bytes than the
+    SMs received, so a higher AI, the more blocks share reads (fused.cu at S = 1024 on an H200: 20.7
+    MB out for 69.2 MB its tiling delivers)."""
+    if p.l2_delivered_bytes:
+        return "L2→SM", p.l2_delivered_bytes, p.ai_l2_delivered, p.peak_l2_delivered_bytes_per_s
+    return "L2 out", p.l2_bytes, p.ai_l2, p.peak_l2_bytes_per_s

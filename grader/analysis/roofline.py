@@ -5,8 +5,9 @@ GPU ceilings come from the theoretical peaks Nsight Compute writes into the expo
 clocks); without them, from GPU_TABLE. Ceilings per precision (FP32 FMA, 3xTF32, TF32), for
 the speed review flags: precision_ceilings. CPU ceilings are measured on the machine
 (grader/analysis/native/cpu_ceilings.cpp: FMA-bound loop, STREAM triad) and cached. Points: each
-kernel at the DRAM and the L2 level (GPU), or from the AI model's FLOPs and bytes and a
-measured time (CPU).
+kernel at the DRAM and the L2 level (GPU: the bytes the SMs received from L2, "L2→SM", where
+the export has them, else L2's output as Nsight Compute's L2 roofline counts it, "L2 out";
+grader/analysis/ncu.py l2_level), or from the AI model's FLOPs and bytes and a measured time (CPU).
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from pathlib import Path
 class Ceilings:
     device: str
     peak_flop_per_s: float
-    bandwidth_bytes_per_s: dict        # level -> bytes/s ("DRAM", "L2")
+    bandwidth_bytes_per_s: dict        # level -> bytes/s ("DRAM", "L2→SM" or "L2 out")
     source: str                        # where the numbers come from
 
     def ridge(self, level: str) -> float:
@@ -34,21 +35,22 @@ class Ceilings:
 class Point:
     label: str
     group: str                         # student, naive, fused, fused_opt, ...
-    level: str                         # DRAM, L2, or "model" (CPU: algorithmic bytes)
+    level: str                         # DRAM, L2→SM, L2 out, or "model" (CPU: algorithmic bytes)
     ai: float                          # FLOP/byte
     flop_per_s: float
 
 
 # Fallback ceilings (no peaks in the export). FP32 = SMs × 128 lanes × 2 × boost clock;
-# DRAM: datasheet bandwidth; L2: Nsight Compute's theoretical L2→SM peak read from an H200
-# export (32 B × 188 lts2xbar cycles per L2 cycle × 1.71 GHz, FORMATS.md §4.4): a peak, not a
-# measured throughput. The H100 SXM row assumes the same L2 bandwidth (the same GH100 L2
-# slices and clock; not measured on an H100), though its L2 holds 50 MiB, not the H200's 60.
+# DRAM: datasheet bandwidth; L2 out: Nsight Compute's theoretical peak of L2's output, read from
+# the exports (32 B × lts2xbar cycles per L2 cycle × the L2 clock, FORMATS.md §4.4): 188 cycles
+# at 1.71 GHz on the H200 (tests/fixtures/ncu/references_h200_raw.csv), 160 at 1.70 GHz on the
+# H100, whose 50 MiB L2 has fewer slices (triton_h100_raw.csv). Peaks, not measured throughputs.
 HOPPER_SMS, HOPPER_BOOST_HZ = 132, 1.98e9       # H100 SXM and H200: SMs and maximum SM clock
+L2_IN, L2_OUT = "L2→SM", "L2 out"               # the two L2 levels (grader/analysis/ncu.py l2_level)
 GPU_TABLE = {
-    "H200": Ceilings("NVIDIA H200", HOPPER_SMS * 128 * 2 * HOPPER_BOOST_HZ, {"DRAM": 4.8e12, "L2": 10.3e12},
+    "H200": Ceilings("NVIDIA H200", HOPPER_SMS * 128 * 2 * HOPPER_BOOST_HZ, {"DRAM": 4.8e12, L2_OUT: 32 * 188 * 1.71e9},
                      "table: 132 SMs x 128 FP32 lanes x 2 x 1.98 GHz; DRAM 4.8 TB/s (datasheet)"),
-    "H100": Ceilings("NVIDIA H100 SXM", HOPPER_SMS * 128 * 2 * HOPPER_BOOST_HZ, {"DRAM": 3.35e12, "L2": 10.3e12},
+    "H100": Ceilings("NVIDIA H100 SXM", HOPPER_SMS * 128 * 2 * HOPPER_BOOST_HZ, {"DRAM": 3.35e12, L2_OUT: 32 * 160 * 1.70e9},
                      "table: 132 SMs x 128 FP32 lanes x 2 x 1.98 GHz; DRAM 3.35 TB/s (datasheet)"),
 }
 L2_MIB = {"H200": 60, "H100": 50}      # L2 capacity (device attribute of the H200 exports: 62,914,560 B)
@@ -82,15 +84,24 @@ def precision_ceilings(sm_count: int, clock_hz: float, capability: str) -> dict:
     return out
 
 
+def l2_name(profiles: list) -> str:
+    """The L2 level of a chart: L2_IN when every kernel drawn has the delivered bytes, else
+    L2_OUT for all (one count per chart, and its own roof)."""
+    drawn = [p for p in profiles if not p.tool_kernel and p.flop_per_s]
+    return L2_IN if drawn and all(getattr(p, "l2_delivered_bytes", None) for p in drawn) else L2_OUT
+
+
 def gpu_ceilings(profiles: list, device: str = "H200") -> Ceilings:
     """From the export's measured peaks (highest seen over the kernels), else GPU_TABLE."""
+    from .ncu import l2_level
     flop = [p.peak_fp32_flop_per_s for p in profiles if p.peak_fp32_flop_per_s]
     dram = [p.peak_dram_bytes_per_s for p in profiles if p.peak_dram_bytes_per_s]
-    l2 = [p.peak_l2_bytes_per_s for p in profiles if p.peak_l2_bytes_per_s]
+    name = l2_name(profiles)
+    l2 = [peak for p in profiles if (peak := (l2_level(p)[3] if name == L2_IN else p.peak_l2_bytes_per_s))]
     if flop and dram:
         bw = {"DRAM": max(dram)}
         if l2:
-            bw["L2"] = max(l2)
+            bw[name] = max(l2)
         return Ceilings(device, max(flop), bw, "Nsight Compute's theoretical peaks for this GPU (in the export)")
     return GPU_TABLE[device]
 
@@ -131,13 +142,15 @@ def gpu_points(profiles: list, shape: tuple | None = None) -> list[Point]:
     export is drawn (the one the model's bytes describe); a warm one is left out."""
     points = []
     profiles = of_cache(profiles)
+    l2 = l2_name(profiles)
+    l2_attr = "l2_delivered_bytes" if l2 == L2_IN else "l2_bytes"
     tc = tensor_core_ranges(profiles, *shape) if shape else {}
     for name in tc:
         ps = [p for p in profiles if p.nvtx == name and not p.tool_kernel]
         seconds = sum(p.total_duration_us for p in ps) * 1e-6
         flops = tc[name][1]
         group = re.sub(r"_S\d+$", "", name)
-        for level, attr in (("DRAM", "dram_bytes"), ("L2", "l2_bytes")):
+        for level, attr in (("DRAM", "dram_bytes"), (l2, l2_attr)):
             moved = [getattr(p, attr) for p in ps]
             if seconds > 0 and None not in moved and sum(moved) > 0:
                 points.append(Point(f"{name} ({MODEL_FLOPS})", group, level, flops / sum(moved), flops / seconds))
@@ -147,7 +160,7 @@ def gpu_points(profiles: list, shape: tuple | None = None) -> list[Point]:
         name = re.sub(r"\(.*", "", p.kernel).split("::")[-1]
         group = re.sub(r"_S\d+$", "", p.nvtx) if p.nvtx else name
         label = f"{p.nvtx or group}: {name}" if p.nvtx else name
-        for level, ai in (("DRAM", p.ai_dram), ("L2", p.ai_l2)):
+        for level, ai in (("DRAM", p.ai_dram), (l2, p.ai_l2_delivered if l2 == L2_IN else p.ai_l2)):
             if ai:
                 points.append(Point(label, group, level, ai, p.flop_per_s))
     return points
@@ -233,7 +246,7 @@ def cpu_points(bench: list[dict]) -> list[Point]:
 FORMATS = {".svg": "svg", ".png": "png", ".pdf": "pdf"}     # chart files: the extension is the format
 COLORS = {"student": "#d62728", "naive": "#1f77b4", "fused": "#2ca02c", "fused_opt": "#9467bd",
           "sdpa": "#7f7f7f"}
-MARKERS = {"DRAM": "o", "L2": "^", "model": "s", "advisor": "D"}
+MARKERS = {"DRAM": "o", L2_IN: "^", L2_OUT: "v", "model": "s", "advisor": "D"}
 
 
 def chart(ceilings: Ceilings, points: list[Point], path: Path | str, title: str = "") -> Path:
