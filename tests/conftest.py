@@ -58,3 +58,31 @@ def grade_cpu(cfg):
             memo[key] = grade(path, cfg, backend="cpu", bench=bench)
         return memo[key]
     return run
+
+
+# ---- CPU profile exports made up for the tests (tests/evidence, tests/report) ----------------
+
+def cpu_profile_row(**over) -> dict:
+    """One row of a `<label>_cpu.csv` (grader/evidence/cpu_profile.py): made-up numbers."""
+    from grader.evidence import cpu_profile as cp
+    row = {"format": cp.FORMAT, "label": "before", "kernel": "attention (_CPP_SRC)", "model": "naive", "B": 1,
+           "H": 8, "S": 1024, "D": 64, "threads": 4, "reps": 9, "median_ms": 100.0, "min_ms": 95.0, "iqr_ms": 2.0,
+           "max_err": 1e-6, "model_flops": "", "model_bytes": "", "counted_flops": "", "counted_bytes": "",
+           "flops_counter": "", "bytes_counter": "", "counter_note": "no counters", "cpu": "Test CPU",
+           "cores": 4, "peak_flop_per_s": 200e9, "dram_bytes_per_s": 20e9, "ceilings_source": "test",
+           "load_before": 0.1, "load_after": 0.2, "measured_at": "2026-11-23T12:00:00+0000"}
+    return {**row, **over}
+
+
+def write_cpu_profile(path: Path, rows: list[dict]) -> Path:
+    """A `<label>_cpu.csv` from rows: made-up numbers, no measurement."""
+    import csv
+    import io
+
+    from grader.evidence import cpu_profile as cp
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=cp.COLUMNS, lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows)
+    path.write_text(buf.getvalue())
+    return path

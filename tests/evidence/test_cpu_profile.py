@@ -1,8 +1,6 @@
 """grader/evidence/cpu_profile.py: perf's output parsed, counters probed (a stand-in perf), the
 enable/disable window counts only the timed calls (real perf, a software event), the CSV
 read back, and a CPU student's before/after pair earning the rubric's profiler points."""
-import csv
-import io
 import os
 import shutil
 import stat
@@ -15,7 +13,7 @@ import pytest
 from grader.evidence import cpu_profile as cp
 from grader.core.config import load
 
-from conftest import FAST_CONFIG, REPO, SUBMISSIONS
+from conftest import FAST_CONFIG, REPO, SUBMISSIONS, cpu_profile_row as _row, write_cpu_profile as write_rows
 
 # `perf stat -x,` output in the format perf documents (value, unit, event, run time, %, ...);
 # written by hand: this machine's virtual CPU has no hardware counters to record a real one
@@ -66,26 +64,6 @@ def test_probe_finds_the_counter_sets_or_says_why(tmp_path):
                                   "limited.\nConsider adjusting /proc/sys/kernel/perf_event_paranoid setting")
     assert "not permitted" in cp.probe(denied)[2]
     assert "not installed" in cp.probe(None)[2] or shutil.which("perf")
-
-
-def _row(**over) -> dict:
-    row = {"format": cp.FORMAT, "label": "before", "kernel": "attention (_CPP_SRC)", "model": "naive", "B": 1,
-           "H": 8, "S": 1024, "D": 64, "threads": 4, "reps": 9, "median_ms": 100.0, "min_ms": 95.0, "iqr_ms": 2.0,
-           "max_err": 1e-6, "model_flops": "", "model_bytes": "", "counted_flops": "", "counted_bytes": "",
-           "flops_counter": "", "bytes_counter": "", "counter_note": "no counters", "cpu": "Test CPU",
-           "cores": 4, "peak_flop_per_s": 200e9, "dram_bytes_per_s": 20e9, "ceilings_source": "test",
-           "load_before": 0.1, "load_after": 0.2, "measured_at": "2026-11-23T12:00:00+0000"}
-    return {**row, **over}
-
-
-def write_rows(path: Path, rows: list[dict]) -> Path:
-    """A `<label>_cpu.csv` from rows (tests/report/test_report.py uses it too): made-up numbers, no measurement."""
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=cp.COLUMNS, lineterminator="\n")
-    w.writeheader()
-    w.writerows(rows)
-    path.write_text(buf.getvalue())
-    return path
 
 
 def test_read_back_and_placed_with_each_model(tmp_path):

@@ -327,7 +327,7 @@ def test_make_report_rereads_report_md_and_profiles_without_regrading(tmp_path):
     before = results.read_bytes()
     assert "Firstdraft." in _squash(_text(render(results, pdf, reread=True)))
     (folder / "report.md").write_text("---\nstudent: Ada\n---\n# Performance gap\nFixed the typo.\n")
-    from test_cpu_profile import _row, write_rows
+    from conftest import cpu_profile_row as _row, write_cpu_profile as write_rows
     write_rows(folder / "profiles" / "before_cpu.csv", [_row(S=1024, cores=8)])
     proc = subprocess.run([sys.executable, "-m", "grader", "report", str(results), "--out", str(pdf)],
                           cwd=REPO, capture_output=True, text=True)
@@ -416,7 +416,7 @@ def test_answers_written_in_the_template_itself_count(tmp_path):
 
 
 def test_cpu_profiles_before_after_and_their_conditions(tmp_path):
-    from test_cpu_profile import _row, write_rows
+    from conftest import cpu_profile_row as _row, write_cpu_profile as write_rows
 
     from grader.evidence.cpu_profile import read_csv
     write_rows(tmp_path / "before_cpu.csv", [_row(label="before", median_ms=400.0, threads=2)])
