@@ -406,6 +406,28 @@ if nr is not None:
 # sockets: kernel memory no limit counts (a Unix socket pair's buffers), and no one to talk to
 pair = (ctypes.c_int * 2)()
 report["socketpair"] = libc.socketpair(1, 1, 0, pair) == 0
+# ... but CUDA's initialisation opens a Unix socket to look for an MPS server: it must open,
+# and its connect find nothing; nothing may be bound or listened on, nor any other family opened
+try:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    report["unix_socket"] = True
+    try:
+        s.connect("/tmp/nvidia-mps/control")
+        report["mps_connect_errno"] = 0
+    except OSError as e:
+        report["mps_connect_errno"] = e.errno
+    try:
+        s.bind("\0grader-probe")
+        report["bind"] = True
+    except OSError:
+        report["bind"] = False
+except OSError:
+    report["unix_socket"], report["mps_connect_errno"], report["bind"] = False, None, False
+try:
+    socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    report["inet_socket"] = True
+except OSError:
+    report["inet_socket"] = False
 print(json.dumps(report))
 """
 
@@ -449,8 +471,10 @@ def self_test(bwrap: str, workdir: Path, limits: Limits, hide: tuple) -> dict:
         problems.append("/tmp is not bounded")
     if report.get("keyring"):
         problems.append("the child can store a key in the kernel's keyring (no seccomp filter)")
-    if report.get("socketpair"):
-        problems.append("the child can make a socket pair (no seccomp filter)")
+    if report.get("socketpair") or report.get("bind") or report.get("inet_socket"):
+        problems.append("the child can make a socket pair, bind a socket or open a network one (no seccomp filter)")
+    if report.get("unix_socket") is False and report.get("keyring") is False:
+        problems.append("the seccomp filter refuses socket(AF_UNIX), which CUDA's initialisation needs")
     if problems:
         raise SandboxError("the sandbox does not hold on this machine: " + "; ".join(problems))
     return report

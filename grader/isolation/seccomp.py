@@ -15,9 +15,14 @@ contest sandboxes (isolate) do. Refused with EPERM:
 - namespaces (unshare, setns, clone with a CLONE_NEW* flag), mounts of every kind,
   pivot_root, chroot; kernel modules, kexec, reboot, swap, clocks, quotas, the kernel log,
   file handles (open_by_handle_at walks past every mount);
-- sockets (socket, socketpair: the network namespace is empty, and a kernel has no one to
-  talk to; 2.5 GiB queued in Unix socket buffers was kernel memory no limit counted) and
-  System V shared memory, message queues and semaphores (shmget, msgget, semget: kernel
+- sockets that could ever have a peer: every family but AF_UNIX, socketpair, bind and
+  listen (the network namespace is empty, and a kernel has no one to talk to; 2.5 GiB queued
+  in Unix socket buffers was kernel memory no limit counted). socket(AF_UNIX) and connect
+  stay: CUDA's driver opens one at initialisation to look for an MPS server (connect to
+  /tmp/nvidia-mps/control, absent here: ENOENT), and refused, it found no GPU (every
+  sandboxed CUDA grade on the H200, 2026-11-27). With nothing bound or listening in the
+  sandbox, such a socket connects to nothing and queues nothing;
+- System V shared memory, message queues and semaphores (shmget, msgget, semget: kernel
   memory too, outside the processes' resident size);
 - any call of another ABI than the machine's own (i386's `int $0x80`, x32).
 clone3 answers ENOSYS, as under Docker: its flags sit behind a pointer no filter can read,
@@ -32,8 +37,9 @@ import os
 import platform
 import struct
 
-# struct seccomp_data: int nr; u32 arch; u64 instruction_pointer; u64 args[6]
+# struct seccomp_data: int nr; u32 arch; u64 instruction_pointer; u64 args[6] (little-endian)
 _NR, _ARCH, _ARG0 = 0, 4, 16
+AF_UNIX = 1
 _LD_W_ABS, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06
 RET_ALLOW = 0x7FFF0000
 RET_ERRNO = 0x00050000
@@ -53,7 +59,8 @@ _X86_64 = {"arch": 0xC000003E, "x32_bit": 0x40000000, "clone": 56, "clone3": 435
     "userfaultfd": 323, "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
     "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
     "pidfd_getfd": 438, "process_madvise": 440, "mount_setattr": 442,
-    "socket": 41, "socketpair": 53, "shmget": 29, "msgget": 68, "semget": 64}}
+    "socketpair": 53, "bind": 49, "listen": 50, "shmget": 29, "msgget": 68, "semget": 64},
+    "sockets": {"socket": 41, "connect": 42}}
 _ARM64 = {"arch": 0xC00000B7, "x32_bit": None, "clone": 220, "clone3": 435, "denied": {
     "lookup_dcookie": 18, "umount2": 39, "mount": 40, "pivot_root": 41, "chroot": 51, "vhangup": 58,
     "quotactl": 60, "acct": 89, "unshare": 97, "kexec_load": 104, "init_module": 105, "delete_module": 106,
@@ -65,7 +72,8 @@ _ARM64 = {"arch": 0xC00000B7, "x32_bit": None, "clone": 220, "clone3": 435, "den
     "bpf": 280, "userfaultfd": 282, "kexec_file_load": 294, "io_uring_setup": 425, "io_uring_enter": 426,
     "io_uring_register": 427, "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431,
     "fsmount": 432, "fspick": 433, "pidfd_getfd": 438, "process_madvise": 440, "mount_setattr": 442,
-    "socket": 198, "socketpair": 199, "shmget": 194, "msgget": 186, "semget": 190}}
+    "socketpair": 199, "bind": 200, "listen": 201, "shmget": 194, "msgget": 186, "semget": 190},
+    "sockets": {"socket": 198, "connect": 203}}
 TABLES = {"x86_64": _X86_64, "aarch64": _ARM64}
 
 
@@ -91,12 +99,16 @@ def program(machine: str | None = None) -> bytes | None:
         ins.append([_JGE, "deny", 0, t["x32_bit"]])
     ins.append([_JEQ, "enosys", 0, t["clone3"]])
     ins.append([_JEQ, "clone", 0, t["clone"]])
+    ins.append([_JEQ, "socket", 0, t["sockets"]["socket"]])
     for nr in sorted(t["denied"].values()):
         ins.append([_JEQ, "deny", 0, nr])
     labels = {}
     ins.append([_RET, 0, 0, RET_ALLOW])
     labels["clone"] = len(ins)
     ins += [[_LD_W_ABS, 0, 0, _ARG0], [_JSET, "deny", 0, CLONE_NEW_FLAGS], [_RET, 0, 0, RET_ALLOW]]
+    labels["socket"] = len(ins)          # socket(domain, ...): AF_UNIX alone, the whole 64-bit word
+    ins += [[_LD_W_ABS, 0, 0, _ARG0], [_JEQ, 0, "deny", AF_UNIX], [_LD_W_ABS, 0, 0, _ARG0 + 4],
+            [_JEQ, 0, "deny", 0], [_RET, 0, 0, RET_ALLOW]]
     labels["deny"] = len(ins)
     ins.append([_RET, 0, 0, RET_ERRNO | EPERM])
     labels["enosys"] = len(ins)

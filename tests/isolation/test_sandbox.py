@@ -88,6 +88,43 @@ def test_the_filter_refuses_what_a_kernel_has_no_business_calling(machine):
         assert _run_filter(prog, 0x40000000 | 248, t["arch"]) == eperm
 
 
+@pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
+def test_a_unix_socket_opens_for_cudas_init_but_holds_nothing(machine):
+    """CUDA's driver opens an AF_UNIX socket at initialisation to look for an MPS server
+    (socket, then connect to /tmp/nvidia-mps/control, which is not there): refused, CUDA
+    found no GPU and every sandboxed GPU grade was runtime_error (the H200, 2026-11-27).
+    Allowed: socket(AF_UNIX) and connect. Refused: any other family (a TCP pair on the
+    sandbox's loopback), socketpair, bind and listen, so no socket in the sandbox ever has a
+    peer to queue memory with (the socket_memory attack)."""
+    from grader.isolation import seccomp
+    t, prog = seccomp.table(machine), seccomp.program(machine)
+    eperm, allow = seccomp.RET_ERRNO | seccomp.EPERM, seccomp.RET_ALLOW
+    socket = t["sockets"]["socket"]
+    assert _run_filter(prog, socket, t["arch"], 1) == allow                       # AF_UNIX
+    for family in (2, 10, 16, 17):                                                # INET, INET6, NETLINK, PACKET
+        assert _run_filter(prog, socket, t["arch"], family) == eperm, family
+    assert _run_filter(prog, socket, t["arch"], 1 | (1 << 32)) == eperm           # the whole word, not its low half
+    for name in ("socketpair", "bind", "listen"):
+        assert _run_filter(prog, t["denied"][name], t["arch"], 1) == eperm, name
+    assert _run_filter(prog, t["sockets"]["connect"], t["arch"]) == allow
+
+
+def test_the_sandbox_lets_cudas_socket_probe_through(tmp_path):
+    """What CUDA's initialisation does, in the real sandbox: socket(AF_UNIX, SOCK_SEQPACKET)
+    opens and its connect to the absent MPS control socket fails with ENOENT; a socket pair,
+    a bound socket and a network socket are refused."""
+    from grader.isolation import sandbox
+    bwrap = sandbox.bwrap_path()
+    if bwrap is None:
+        pytest.skip("needs bubblewrap")
+    from grader.isolation.seccomp import table
+    if table() is None:
+        pytest.skip("no system-call table for this machine")
+    report = sandbox.self_test(bwrap, tmp_path / "w", sandbox.Limits(), ())
+    assert report.get("unix_socket") is True and report.get("mps_connect_errno") == 2   # ENOENT, as CUDA expects
+    assert report["socketpair"] is False and report.get("bind") is False and report.get("inet_socket") is False
+
+
 def test_the_sandbox_refuses_a_key_in_the_keyring(tmp_path):
     """As root every sandbox is uid 65534 on the host, whose user keyring outlived the
     batch (one submission stored the hidden config, a later one printed it): the self-test

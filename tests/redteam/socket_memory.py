@@ -1,9 +1,11 @@
 """Attack: a kernel (socketpair and write found at run time in libc's symbol table) fills
 Unix socket pairs' buffers: gigabytes of kernel memory that no process's resident size shows,
 so a 1 GiB memory limit let 2.5 GiB through; System V shared memory would do the same.
-Defence: the sandbox's seccomp filter refuses socket, socketpair, shmget, msgget and semget
-(grader/isolation/seccomp.py): the kernel has no one to talk to and no memory to hide there. Here a
-socket pair that opens is the escape, said in the kernel's own error.
+Defence: the sandbox's seccomp filter refuses socketpair, bind, listen, every socket family
+but AF_UNIX (which CUDA's initialisation opens), shmget, msgget and semget
+(grader/isolation/seccomp.py): no socket in the sandbox can have a peer, so none queues memory.
+Here a socket pair, a Unix socket bound and listening (its own peer), a TCP socket or System V
+memory that opens is the escape, said in the kernel's own error.
 Expect: status=ok
 """
 
@@ -14,6 +16,9 @@ _CPP_SRC = r"""
 @@CORRECT@@
 using SocketPair = int (*)(int, int, int, int*);
 using ShmGet = int (*)(int, unsigned long, int);
+using Socket = int (*)(int, int, int);
+using Bind = int (*)(int, const void*, unsigned);
+using Listen = int (*)(int, int);
 
 torch::Tensor attention(torch::Tensor q, torch::Tensor k, torch::Tensor v) {
     static bool tried = false;
@@ -24,6 +29,17 @@ torch::Tensor attention(torch::Tensor q, torch::Tensor k, torch::Tensor v) {
         int sv[2];
         TORCH_CHECK(!sp || sp(1 /*AF_UNIX*/, 1 /*SOCK_STREAM*/, 0, sv) != 0, "SANDBOX ESCAPE: a socket pair opened");
         TORCH_CHECK(!shm || shm(0 /*IPC_PRIVATE*/, 1 << 20, 01000 | 0600) < 0, "SANDBOX ESCAPE: System V memory");
+        auto so = (Socket)rt_libc("socket");
+        auto bi = (Bind)rt_libc("bind");
+        auto li = (Listen)rt_libc("listen");
+        TORCH_CHECK(!so || so(2 /*AF_INET*/, 1 /*SOCK_STREAM*/, 0) < 0, "SANDBOX ESCAPE: a TCP socket opened");
+        int u = so ? so(1 /*AF_UNIX*/, 1 /*SOCK_STREAM*/, 0) : -1;   // allowed: CUDA's init needs it
+        if (u >= 0 && bi && li) {
+            // sockaddr_un in the abstract namespace: family 1, then a NUL and a name
+            char addr[2 + 1 + 12] = {1, 0, 0, 'g', 'r', 'a', 'd', 'e', 'r', '-', 'p', 'e', 'e', 'r'};
+            TORCH_CHECK(bi(u, addr, sizeof addr) != 0 && li(u, 8) != 0, "SANDBOX ESCAPE: a Unix socket bound and listening");
+        }
+
     }
     return correct_attention(q, k, v);
 }
