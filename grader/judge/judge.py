@@ -94,6 +94,7 @@ class Judge:
         self._untimed_reports: dict = {}  # S -> the bench requests' untimed calls' launches
         self._watched: list = []          # the watched timed round of every bench request
         self._clean_process = None        # CUDA: the clean SDPA process (CleanSdpa)
+        self._bench_kernels: list = []    # what the child timed beside the student's kernel (sdpa, references)
         self._cpu_observation = ""        # CPU: why the child's CPU time was not sampled, if it was not
         self.child_dir: Path | None = None
         self.library: Path | None = None
@@ -587,7 +588,7 @@ class Judge:
         the quietest run kept; `bench_quality` says how it went."""
         from .quality import MAX_RERUNS, summarize
         child = self.child
-        kernels = ["sdpa"]
+        kernels = self._bench_kernels = ["sdpa"]
         if self.options.references:
             self.stage("compile-references")
             reply, _ = child.request({"op": "references"}, timeout=self.cfg.timeout_compile * 3)
@@ -703,14 +704,15 @@ class Judge:
                   "method": methods.get(row["S"], "events")} for row in rows]
         uuid = str(self.state.get("system", {}).get("gpu_uuid") or "")
         t0 = time.monotonic()
-        cached = clean_sdpa_cached(uuid, sizes)
+        beside = [n for n in getattr(self, "_bench_kernels", ()) if n not in ("sdpa", "student")]   # as the child timed SDPA
+        cached = clean_sdpa_cached(uuid, sizes, beside)
         process = None if cached else (self._clean_process or CleanSdpa())
         try:
             if cached:
                 clean, why = cached, ""
             elif process.ready():
                 with self.child.paused():       # nothing of the kernel's runs on the CPU meanwhile
-                    clean, why = process.measure(uuid, sizes, self._device_env)
+                    clean, why = process.measure(uuid, sizes, self._device_env, beside, self.cfg.source)
             else:
                 clean, why = None, process.why
         finally:
@@ -724,7 +726,7 @@ class Judge:
         if clean is None:
             self.state["timing"]["clean_sdpa"] = {"error": why}
             return
-        self.state["timing"]["clean_sdpa"] = {"sdpa_ms_by_S": clean, "cap": GPU_SDPA_CAP}
+        self.state["timing"]["clean_sdpa"] = {"sdpa_ms_by_S": clean, "cap": GPU_SDPA_CAP, "beside": beside}
         noisy = self.state.get("bench_quality", {}).get("status") == "noisy"
         for i, row in enumerate(rows):
             ms = clean.get(str(row["S"]))
@@ -1207,14 +1209,15 @@ CLEAN_SDPA_TTL_S = 600.0
 CLEAN_SDPA_TIMEOUT_S = 120.0
 
 
-def _clean_sdpa_key(uuid: str, sizes: list) -> tuple:
+def _clean_sdpa_key(uuid: str, sizes: list, beside: list = ()) -> tuple:
     import json
-    return uuid, json.dumps(sizes, sort_keys=True)
+    return uuid, json.dumps(sizes, sort_keys=True), tuple(sorted(beside))
 
 
-def clean_sdpa_cached(uuid: str, sizes: list) -> dict | None:
-    """A clean SDPA measurement of these sizes on this GPU from the last CLEAN_SDPA_TTL_S, if any."""
-    hit = _CLEAN_SDPA.get(_clean_sdpa_key(uuid, sizes))
+def clean_sdpa_cached(uuid: str, sizes: list, beside: list = ()) -> dict | None:
+    """A clean SDPA measurement of these sizes on this GPU, beside the same references, from
+    the last CLEAN_SDPA_TTL_S, if any."""
+    hit = _CLEAN_SDPA.get(_clean_sdpa_key(uuid, sizes, beside))
     return hit[1] if hit and time.monotonic() - hit[0] < CLEAN_SDPA_TTL_S else None
 
 
@@ -1252,25 +1255,31 @@ class CleanSdpa:
         self.is_ready = True
         return True
 
-    def measure(self, uuid: str, sizes: list, device_env: dict | None = None) -> tuple[dict | None, str]:
-        """({S: SDPA ms}, "") of `sizes` on the GPU `uuid` (kept for CLEAN_SDPA_TTL_S, for a
-        batch's grades: `clean_sdpa_cached`), or (None, why); `device_env`'s CUDA_VISIBLE_DEVICES
-        is applied in the process before CUDA starts there."""
+    def measure(self, uuid: str, sizes: list, device_env: dict | None = None, beside: list = (),
+                config: str = "") -> tuple[dict | None, str]:
+        """({S: SDPA ms}, "") of `sizes` on the GPU `uuid`, interleaved with the course's
+        reference kernels `beside` (built with `config`) as the child timed it (kept for
+        CLEAN_SDPA_TTL_S, for a batch's grades: `clean_sdpa_cached`), or (None, why);
+        `device_env`'s CUDA_VISIBLE_DEVICES is applied in the process before CUDA starts there."""
         import json
         import subprocess
         if self.proc is None or self.proc.poll() is not None:
             return None, self.why or "the clean SDPA process ended early"
         try:
             env = {k: v for k, v in (device_env or {}).items() if k == "CUDA_VISIBLE_DEVICES"}
-            out, err = self.proc.communicate(json.dumps({"uuid": uuid, "sizes": sizes, "env": env}),
+            out, err = self.proc.communicate(json.dumps({"uuid": uuid, "sizes": sizes, "env": env,
+                                                         "beside": list(beside), "config": config}),
                                              timeout=CLEAN_SDPA_TIMEOUT_S)
-            got = json.loads(out.strip().splitlines()[-1])["sdpa_ms"] if self.proc.returncode == 0 else None
+            doc = json.loads(out.strip().splitlines()[-1]) if self.proc.returncode == 0 else {}
+            got = doc["sdpa_ms"] if doc else None
+            if doc and sorted(doc.get("beside") or []) != sorted(beside):     # a reference did not build there
+                return None, f"the clean SDPA process timed it beside {doc.get('beside')}, not {sorted(beside)}"
         except (subprocess.TimeoutExpired, ValueError, KeyError, IndexError, TypeError, OSError) as exc:
             self.close()
             return None, f"the clean SDPA measurement failed: {type(exc).__name__}"
         if not isinstance(got, dict) or not got or not all(isinstance(v, (int, float)) and v > 0 for v in got.values()):
             return None, "the clean SDPA measurement failed: " + ((err or "").strip().splitlines() or ["no output"])[-1][:200]
-        _CLEAN_SDPA[_clean_sdpa_key(uuid, sizes)] = (time.monotonic(), got)
+        _CLEAN_SDPA[_clean_sdpa_key(uuid, sizes, beside)] = (time.monotonic(), got)
         return got, ""
 
     def close(self) -> None:

@@ -391,6 +391,7 @@ def test_a_gpu_baseline_slowed_beside_the_kernel_is_capped_to_the_clean_one(cfg)
     judge.cfg, judge._device_env, judge.stage = cfg, {}, lambda *a: None
     judge.child = type("Idle", (), {"paused": staticmethod(contextlib.nullcontext), "deadline": 0.0})()
     judge._waited = 0.0
+    judge._bench_kernels = ["sdpa", "naive", "fused"]
     S = cfg.bench_shapes[0].S
 
     class Measured:                    # what the clean process measured (its protocol: below, for real)
@@ -400,8 +401,10 @@ def test_a_gpu_baseline_slowed_beside_the_kernel_is_capped_to_the_clean_one(cfg)
         def ready(self):
             return True
 
-        def measure(self, uuid, sizes, env=None):
+        def measure(self, uuid, sizes, env=None, beside=(), config=""):
             assert uuid == "GPU-x" and sizes == [{"shape": cfg.bench_shapes[0].as_dict(), "method": "events"}]
+            # like with like: SDPA beside the references the child timed it with, the student's kernel apart
+            assert list(beside) == ["naive", "fused"] and config == cfg.source
             return {str(S): self.ms}, ""
 
         def close(self):
@@ -419,6 +422,7 @@ def test_a_gpu_baseline_slowed_beside_the_kernel_is_capped_to_the_clean_one(cfg)
     assert rows[0]["interval"]["adjusted"] and rows[0]["interval"]["low"] < rows[0]["slowdown"] < rows[0]["interval"]["high"]
     assert [f["code"] for f in judge.state["judge_flags"]] == ["baseline_slowed"]
     assert judge.state["timing"]["clean_sdpa"]["sdpa_ms_by_S"] == {str(S): 1.0}
+    assert judge.state["timing"]["clean_sdpa"]["beside"] == ["naive", "fused"]
     rows = fresh(1.0, "noisy")
     judge._clean_sdpa(rows)
     assert rows[0]["slowdown"] == 2.0 / 1.5 and [f["code"] for f in judge.state["judge_flags"]] == ["baseline_slowed"]
