@@ -41,9 +41,10 @@ class Source:
 
     @property
     def digest(self) -> str:
-        """A short hash of the source text: what `make profile` records in its exports
-        (grader/evidence/exports.py: whose kernels a profile is of)."""
-        return source_digest(self.text)
+        """A short hash of the source's code, its comments and layout apart (`code_digest`):
+        what `make profile` records in its exports (grader/evidence/exports.py: whose kernels a
+        profile is of), so a comment added after profiling leaves the exports this kernel's."""
+        return code_digest(self.text, self.kind)
 
     def file_text(self) -> str:
         """The source as a file of its own whose lines are where the submission file has them
@@ -61,9 +62,33 @@ class Source:
 
 
 def source_digest(text: str) -> str:
-    """12 hex digits of the SHA-256 of a kernel source's text."""
+    """12 hex digits of the SHA-256 of a kernel source's text (what exports recorded before
+    `code_digest`)."""
     import hashlib
     return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def code_digest(text: str, kind: str) -> str:
+    """12 hex digits of the SHA-256 of a source's code: comments dropped and whitespace runs
+    made one space (C++/CUDA), or comments and blank lines dropped (Triton's Python, whose
+    indentation is code). Any edit of the code changes it; a comment or a reformat does not."""
+    from ..core.sourcetext import strip_comments
+    if kind == "triton":
+        code = _python_code(text)
+    else:
+        code = " ".join(strip_comments(text, strings_too=False).split())
+    return source_digest(code)
+
+
+def _python_code(text: str) -> str:
+    """Python source without comments, trailing spaces or blank lines (the text itself where
+    it does not tokenize)."""
+    try:
+        tokens = [t for t in tokenize.generate_tokens(io.StringIO(text).readline) if t.type != tokenize.COMMENT]
+        text = tokenize.untokenize(tokens)
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass
+    return "\n".join(line.rstrip() for line in text.splitlines() if line.strip())
 
 
 @dataclass(frozen=True)

@@ -56,11 +56,20 @@ def _short(kernel: str) -> str:
 
 
 def reference_digests() -> dict[str, str]:
-    """digest -> file of every course reference kernel (reference/*.cu, *.cpp, *.triton.py)."""
+    """digest -> file of every course reference kernel (reference/*.cu, *.cpp, *.triton.py):
+    the digest of its text and of its code (comments and layout apart, `code_digest`). None
+    where the grader was shipped without them (an install that lacks reference/)."""
     from ..core.config import REPO_ROOT
-    from ..build.parse import TRITON_SUFFIX, source_digest
-    return {source_digest(p.read_text()): p.name for p in sorted((REPO_ROOT / "reference").iterdir())
-            if p.suffix in (".cu", ".cpp") or p.name.endswith(TRITON_SUFFIX)}
+    from ..build.parse import TRITON_SUFFIX, code_digest, source_digest
+    folder = REPO_ROOT / "reference"
+    if not folder.is_dir():
+        return {}
+    out = {}
+    for p in sorted(folder.iterdir()):
+        if p.suffix in (".cu", ".cpp") or p.name.endswith(TRITON_SUFFIX):
+            text = p.read_text()
+            out[source_digest(text)] = out[code_digest(text, "triton" if p.name.endswith(TRITON_SUFFIX) else "cpp")] = p.name
+    return out
 
 
 def reference_kernel_names() -> set[str]:
@@ -72,17 +81,18 @@ def provenance(sources: dict, profiles: list[dict]) -> tuple[set[str], list[str]
     """(labels that earn nothing, one sentence for each problem) of a submission's profiles
     (results JSON `profiles`, `sources`). A `make profile` export records, around each
     kernel's range, the digest of the source it was built from:
-    - a label whose profiled kernel ("student") is a course reference's (its digest is one) is
-      borrowed: it earns nothing;
+    - a label whose profiled kernel ("student") is a course reference's (its digest is one,
+      and not the submission's own code) is borrowed: it earns nothing;
     - when no label profiles this submission's kernels (its digest is not the submission's and
       its kernels are not functions the submission defines: an older export, or exports made
       by hand, hold no digest), none earns anything: the exports are of someone else's code.
     An older version of the student's own kernel (a `before`) keeps its points once some label
     is this submission's."""
-    from ..build.parse import source_digest
+    from ..build.parse import code_digest, source_digest
     if not any(isinstance(t, str) for t in sources.values()):
         return set(), []                   # a document without its sources: nothing to hold them to
-    digests = {source_digest(t) for t in sources.values() if isinstance(t, str)}
+    # its code's digest (make profile records it), or its text's (exports made before that)
+    digests = {d for kind, t in sources.items() if isinstance(t, str) for d in (source_digest(t), code_digest(t, kind))}
     names = kernel_names(sources.get("cuda") or "") | triton_kernel_names(sources.get("triton") or "")
     refs = reference_digests()
     by_label: dict = {}
@@ -96,7 +106,9 @@ def provenance(sources: dict, profiles: list[dict]) -> tuple[set[str], list[str]
     mine = set()
     for label, recs in by_label.items():
         srcs = {r.get("source") or "" for r in recs}
-        borrowed = sorted(refs[s] for s in srcs if s in refs)
+        # an export of the very code handed in is of this submission's kernel, whatever else
+        # that code is (a copy of a reference is the similarity report's business, not this)
+        borrowed = [] if srcs & digests else sorted(refs[s] for s in srcs if s in refs)
         if borrowed:
             bad.add(label)
             problems.append(f"profile '{label}' is of the course's {', '.join(borrowed)}, not of your kernel "
@@ -109,6 +121,8 @@ def provenance(sources: dict, profiles: list[dict]) -> tuple[set[str], list[str]
     if ncu_labels and not mine:
         bad |= ncu_labels
         problems.append(f"no profile in profiles/ is of this submission's kernels ({', '.join(sorted(ncu_labels))}: "
-                        "their exports name another source, or kernels this submission does not define): "
-                        "profile them with make profile")
+                        "their exports record another source's code, or kernels this submission does not "
+                        "define), so they earn nothing: run make profile again on the source you hand in (a "
+                        "change of its code after profiling makes the exports another source's; comments and "
+                        "layout do not count), then make grade")
     return bad, problems

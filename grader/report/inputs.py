@@ -25,7 +25,27 @@ def reread_note(doc: dict) -> str:
     if not path.exists():
         return f"the submission {path} is gone: report.md and profiles/ as they were when graded"
     what = ["profiles/"] + (["report.md"] if path.is_dir() else [])
-    return f"{' and '.join(what)} read again now, from {path}"
+    note = f"{' and '.join(what)} read again now, from {path}"
+    changed = changed_sources(doc, path)
+    if changed:
+        note += (f"; the kernel code ({', '.join(changed)}) has changed since this grade: its numbers, and whose "
+                 "kernels the profiles are held to, are the graded version's: run make grade")
+    return note
+
+
+def changed_sources(doc: dict, path: Path) -> list[str]:
+    """The sources of the graded submission whose code differs now (comments and layout
+    apart, grader/build/parse.py code_digest): [] when unchanged or unreadable."""
+    from ..build.parse import VARIABLE, code_digest, parse
+    graded = doc.get("sources") or {}
+    try:
+        now = parse(path)
+    except Exception:  # noqa: BLE001 - a report is rendered whatever the submission has become
+        return []
+    if not now.ok:
+        return []
+    return [VARIABLE.get(kind, kind) for kind, text in graded.items() if isinstance(text, str) and kind in now.sources
+            and code_digest(text, kind) != code_digest(now.sources[kind].text, kind)]
 
 
 def refreshed(doc: dict, profile_dir: Path | None) -> dict:

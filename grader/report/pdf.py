@@ -92,7 +92,8 @@ def context(doc: dict, build: Path, profile_dir: Path | None = None, before: dic
         _perf_chart(bench, build / "perf.svg", doc["backend"])
     shape0 = bench[0] if bench else {"B": 1, "H": 8, "D": 64}
     sizes = [b["S"] for b in bench] or [128, 512, 1024]
-    from .profiles import ai_context, profile_labels, profiler_context
+    from ..score.gradebook import counted_labels
+    from .profiles import ai_context, profiler_context
     shape = (shape0["B"], shape0["H"], shape0["D"])       # the shape `make profile` ran
     profiler = profiler_context(doc, build, shape)        # Nsight Compute exports (CPU records: below)
     cpu_records = [p for p in doc.get("profiles", []) if not p.get("tool_kernel") and p.get("profiler") == "cpu"]
@@ -130,7 +131,7 @@ def context(doc: dict, build: Path, profile_dir: Path | None = None, before: dic
     checklist = [
         ("Correctness check passes for all configurations (max_err < %g)" % tol, all_pass),
         ("Benchmark table vs F.scaled_dot_product_attention at S = %s" % ", ".join(map(str, sizes)), bool(bench)),
-        ("Profiler evidence (before and after optimisation)", len(profile_labels(doc.get("profiles", []))) >= 2),
+        ("Profiler evidence (before and after optimisation)", len(counted_labels(doc)) >= 2),
         ("Written report covering the four sections", len(answers) == 4),
     ]
     source_kind = {"cuda": "cuda", "triton": "triton"}.get(doc["backend"], "cpp")

@@ -134,6 +134,8 @@ def format_result(r: GradeResult) -> str:
             ai = "-" if p["ai_dram"] is None else f"{p['ai_dram']:.1f}"
             out.append(f"  {p['profile']:<16} {p['nvtx'] or '':<16} {name:<40} {p['bound'] or '-':<14} AI(DRAM) {ai}")
         out += [f"  note: {n}" for n in r.profile_notes]
+        # exports that earn nothing (grader/evidence/exports.py provenance): said here, not only as a flag
+        out += [f"  NOT COUNTED: {f['detail']}" for f in r.flags if f.get("code") == "profile_provenance"]
     out += ["", f"verdict: {r.verdict}" + (f" - {r.message}" if r.message else ""),
             f"         {VERDICT_HELP[r.verdict]}" if r.verdict != "ok" else ""]
     return "\n".join(out).rstrip() + "\n"

@@ -105,6 +105,21 @@ def benchmark_counts(doc: dict) -> bool:
     return bool(public) and len(public) >= n_public and all(c["passed"] for c in public) and timed_ok
 
 
+def not_counted(doc: dict) -> set:
+    """The profile labels of a results document that earn nothing: exports of another source
+    (grader/evidence/exports.py provenance)."""
+    from ..evidence.exports import provenance
+    return provenance(doc.get("sources") or {}, list(doc.get("profiles") or []))[0]
+
+
+def counted_labels(doc: dict) -> list[str]:
+    """The profile labels that count (a warm-cache export, which make profile records beside each
+    cold one, is not a label of its own; a label of another source's exports does not count)."""
+    bad = not_counted(doc)
+    return [label for label in sorted({k.get("profile", "") for k in doc.get("profiles", []) if k.get("cache") != "warm"})
+            if label not in bad]
+
+
 def score_items(doc: dict, rubric: Rubric, hidden_count: int | None = None) -> list[Item]:
     """The rubric's items for one results document (before the late penalty)."""
     items: list[Item] = []
@@ -145,12 +160,7 @@ def score_items(doc: dict, rubric: Rubric, hidden_count: int | None = None) -> l
         elif doc.get("backend") == "triton" and not doc.get("bench") and doc.get("verdict") == "ok":
             out = "not timed: checked in Triton's interpreter (no GPU here); a GPU grade times it"
         items.append(Item("performance vs SDPA", pts, best, out, key="performance", mark=mark))
-    # a warm-cache export (make profile records one beside each cold one) is not a label of its own
-    # ... and only exports of this submission's kernels (grader/evidence/exports.py: provenance)
-    from ..evidence.exports import provenance
-    bad, _ = provenance(doc.get("sources") or {}, list(doc.get("profiles") or []))
-    read = sorted({k.get("profile", "") for k in doc.get("profiles", []) if k.get("cache") != "warm"})
-    labels = [label for label in read if label not in bad]
+    labels, bad = counted_labels(doc), not_counted(doc)
     if rubric.profile_points:
         out = f"profiles read: {', '.join(labels)}" if labels else "no readable profiler export in profiles/"
         if bad:
@@ -159,7 +169,8 @@ def score_items(doc: dict, rubric: Rubric, hidden_count: int | None = None) -> l
                           out, key="profile"))
     if rubric.before_after_points:
         items.append(Item("profiler evidence: before and after", rubric.before_after_points if len(labels) >= 2 else 0,
-                          rubric.before_after_points, f"{len(labels)} labelled profile(s)", key="before_after"))
+                          rubric.before_after_points, f"{len(labels)} labelled profile(s) counted"
+                          + (f" ({', '.join(sorted(bad))} not: see flags)" if bad else ""), key="before_after"))
     if rubric.written_points:
         _, answers = split_answers(doc.get("report_md"))
         for key, title in zip(SECTION_KEYS, SECTIONS):

@@ -78,6 +78,23 @@ def metadata(created_at: str, due: str = "2026-12-11T23:59:00.000000+00:00", lat
     }
 
 
+_SOURCE: dict = {}
+
+
+def autograder_source() -> Path:
+    """The autograder as Gradescope has it: built by tools/gradescope/build_zip.py and unpacked
+    (its /autograder/source), not this checkout: what the zip lacks, a grade there lacks."""
+    if "dir" not in _SOURCE:
+        import tempfile
+        out = Path(tempfile.mkdtemp(prefix="autograder-source-"))
+        subprocess.run([sys.executable, str(GRADESCOPE / "build_zip.py"), "--out", str(out / "autograder.zip"),
+                        "--config", str(FAST)], check=True, capture_output=True)
+        with zipfile.ZipFile(out / "autograder.zip") as z:
+            z.extractall(out / "source")
+        _SOURCE["dir"] = out / "source"
+    return _SOURCE["dir"]
+
+
 def _autograde(tmp_path: Path, submission: str | None, created_at: str = "2026-12-11T20:00:00+00:00",
                salt: bool = False, meta: dict | None = None, text: str | None = None, **env) -> dict:
     """A fresh /autograder tree in tmp_path, run_autograder on it, results.json back. The
@@ -95,7 +112,7 @@ def _autograde(tmp_path: Path, submission: str | None, created_at: str = "2026-1
         (root / "submission" / "attention.py").write_text(text)
     (root / "submission_metadata.json").write_text(json.dumps(meta or metadata(created_at)))
     (tmp_path / "no-cgroup").mkdir(exist_ok=True)
-    full_env = {**os.environ, "AUTOGRADER_ROOT": str(root), "AUTOGRADER_SOURCE": str(REPO),
+    full_env = {**os.environ, "AUTOGRADER_ROOT": str(root), "AUTOGRADER_SOURCE": str(autograder_source()),
                 "PYTHON": sys.executable, "GRADER_CACHE": str(cache_root()), "GRADER_CONFIG": str(FAST),
                 "GRADER_CGROUP_ROOT": str(tmp_path / "no-cgroup"), "MEMORY_MB": "1536", **env}
     proc = subprocess.run(["bash", str(RUN_AUTOGRADER)], cwd=tmp_path, env=full_env, capture_output=True,

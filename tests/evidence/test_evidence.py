@@ -94,13 +94,38 @@ def test_an_export_of_a_reference_is_borrowed_even_under_the_students_kernel_nam
     assert "after" in bad and any("is of the course's fused.cu" in p for p in problems)
 
 
+def _own_code(sub: Path) -> None:
+    """The staged reference made a kernel of the student's own: a line of code added (a
+    comment would leave it the reference's code)."""
+    text = (sub / "attention.py").read_text().replace("#include", "static const int kMine = 1;\n#include", 1)
+    (sub / "attention.py").write_text(text)
+
+
 def test_an_export_of_this_submission_counts_and_so_does_an_earlier_version(tmp_path):
     sub = _stage("fused.cu", tmp_path / "s")
-    text = (sub / "attention.py").read_text().replace("// ", "// (my own) ", 1)
-    (sub / "attention.py").write_text(text)
+    _own_code(sub)
     mine = parse(sub).sources["cuda"].digest
     for page in ("raw", "details"):
         _with_digest(NCU / f"references_h200_{page}.csv", sub / "profiles" / f"after_{page}.csv", mine)
         _with_digest(NCU / f"naive_h200_{page}.csv", sub / "profiles" / f"before_{page}.csv", "0123456789ab")
     bad, problems, _ = _check(sub)
     assert bad == set() and problems == []
+
+
+def test_a_comment_after_make_profile_leaves_the_exports_this_kernels(tmp_path):
+    """A student who profiled, then added a comment, lost both profiler items (10 points) with
+    no reason given (a fresh walkthrough, 2026-11-27). make profile records the digest of the
+    source's code, comments and layout apart; a change of the code still makes the exports
+    another source's, and the message says to profile again."""
+    sub = _stage("fused.cu", tmp_path / "s")
+    _own_code(sub)
+    mine = parse(sub).sources["cuda"].digest
+    for page in ("raw", "details"):
+        _with_digest(NCU / f"references_h200_{page}.csv", sub / "profiles" / f"after_{page}.csv", mine)
+        _with_digest(NCU / f"naive_h200_{page}.csv", sub / "profiles" / f"before_{page}.csv", "0123456789ab")
+    text = (sub / "attention.py").read_text()
+    (sub / "attention.py").write_text(text.replace("static const int kMine = 1;", "static const int kMine = 1;  // tuned\n\n"))
+    assert _check(sub)[:2] == (set(), [])
+    (sub / "attention.py").write_text(text.replace("kMine = 1;", "kMine = 2;"))
+    bad, problems, _ = _check(sub)
+    assert bad == {"before", "after"} and "make profile again" in problems[0], problems

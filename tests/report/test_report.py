@@ -341,6 +341,22 @@ def test_make_report_rereads_report_md_and_profiles_without_regrading(tmp_path):
     assert proc.returncode == 0 and "Firstdraft." in _squash(_text(pdf))
 
 
+def test_make_report_says_when_the_kernel_changed_since_the_grade(tmp_path):
+    """make report keeps the grade's numbers and sources: after an edit of the kernel's code its
+    profiles were held to the old source and the PDF said "profile them with make profile",
+    which cannot help (a fresh walkthrough, 2026-11-27); it now says the code changed and to
+    make grade. A comment changes nothing."""
+    from grader.report.inputs import reread_note
+    folder, results, _ = _folder_doc(tmp_path)
+    doc = json.loads(results.read_text())
+    assert "changed since" not in reread_note(doc)
+    text = (folder / "attention.py").read_text()
+    (folder / "attention.py").write_text(text.replace("#include", "// a comment\n#include", 1))
+    assert "changed since" not in reread_note(doc)
+    (folder / "attention.py").write_text(text.replace("#include", "static int edited = 1;\n#include", 1))
+    assert "_CPP_SRC) has changed since this grade" in reread_note(doc) and "make grade" in reread_note(doc)
+
+
 def test_markdown_tables_code_lists_emphasis_and_math():
     typst = markdown_to_typst("| a | b |\n|:--|--:|\n| *x* | `y` |\n\n1. one\n   - inner ~~no~~\n\n"
                               "Inline $\\frac{S D}{e (S + D)}$ and\n\n$$\\sum_{j} e^{s_j - m}$$\n\n"

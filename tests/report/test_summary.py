@@ -39,3 +39,15 @@ def test_a_fallback_is_shown_under_the_compile_line_and_only_when_it_happened():
     assert f"fallback: {line}" in text
     reused = replace(built, compile=replace(built.compile, cached=True, seconds=0.0))
     assert "fallback:" not in format_result(reused)       # nothing was compiled this time
+
+
+def test_exports_that_earn_nothing_are_said_where_the_profiles_are():
+    """A student whose exports were of another version of the kernel lost 10 points and the
+    terminal only listed the kernels it read (a fresh walkthrough, 2026-11-27)."""
+    base = result_from(json.loads((FIXTURES / "cpu_fused.json").read_text()))
+    why = "no profile in profiles/ is of this submission's kernels (after, before: ...): run make profile again"
+    shown = replace(base, profiles=({"profile": "after", "nvtx": "student_S1024", "kernel": "attention (_CPP_SRC)",
+                                     "bound": None, "ai_dram": None},),
+                    flags=({"code": "profile_provenance", "tier": "review", "detail": why},))
+    assert f"NOT COUNTED: {why}" in format_result(shown)
+    assert "NOT COUNTED" not in format_result(replace(shown, flags=()))
