@@ -227,4 +227,14 @@ def test_nothing_of_ours_uses_an_old_path():
                 # a name of the module the package replaced, not one of its submodules
                 hit += [f"{node.module}.{a.name}" for a in node.names if f"{node.module}.{a.name}" not in ours]
             found += [f"{path.relative_to(REPO)}:{node.lineno}: {h}" for h in hit]
+    # ... and nor do the scripts that run the grader (python -c in a shell script, a Makefile)
+    import re
+    said = re.compile(r"from grader import (\w+)|(?:import |-m )(grader\.[\w.]+)")
+    for path in [*(REPO / "tools").rglob("*.sh"), *(REPO / "tools").rglob("*.sbatch"), REPO / "Makefile",
+                 REPO / "tools" / "gradescope" / "run_autograder", REPO / ".ci" / "run"]:
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            for m in said.finditer(line):
+                name = f"grader.{m[1]}" if m[1] else m[2]
+                if name in old:
+                    found.append(f"{path.relative_to(REPO)}:{n}: {name}")
     assert not found, "\n".join(found)

@@ -91,6 +91,11 @@ def autograder_source() -> Path:
                         "--config", str(FAST)], check=True, capture_output=True)
         with zipfile.ZipFile(out / "autograder.zip") as z:
             z.extractall(out / "source")
+        # its binding module built into the cache, as setup.sh does when the image is built
+        from grader.build.compile import cache_root
+        subprocess.run([sys.executable, "-c", "from grader.build import compile; compile.prepare()"],
+                       cwd=out / "source", env={**os.environ, "GRADER_CACHE": str(cache_root())}, check=True,
+                       capture_output=True)
         _SOURCE["dir"] = out / "source"
     return _SOURCE["dir"]
 

@@ -47,5 +47,5 @@ EOF
 export PATH="$PATH:$VENV/bin"
 command -v ninja > /dev/null || { echo "setup.sh: no ninja on PATH after installing the grader" >&2; exit 1; }
 cd /autograder/source
-GRADER_CACHE="$CACHE" "$VENV/bin/python" -c "from grader import compile; compile.prepare()"
+GRADER_CACHE="$CACHE" "$VENV/bin/python" -c "from grader.build import compile; compile.prepare()"
 "$VENV/bin/python" -m grader --version
