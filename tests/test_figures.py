@@ -210,3 +210,31 @@ def test_one_clock_policy_for_every_quoted_peak():
     for text in (tc, notes):
         assert not re.search(r"~165 TFLOP|~495 TFLOP|peak ~495", text)
     assert roofline.HOPPER_BOOST_HZ == 1.98e9
+
+
+_SIMULATE = """
+import hashlib, sys
+import numpy as np, torch
+sys.path.insert(0, "tools")
+import figures as fig
+rng = np.random.default_rng(28)
+q, k, v = (torch.from_numpy(rng.standard_normal((1, 2, 96, 64)).astype(np.float32)) for _ in range(3))
+out = [fig._attention(q * f, k * f, v, op) for op in fig.PRECISION_OPERANDS.values() for f in (1.0, 8.0)]
+print(hashlib.sha256(b"".join(o.numpy().tobytes() for o in out)).hexdigest())
+"""
+
+
+def test_the_precision_simulation_is_the_same_bits_on_every_cpu():
+    """The handout's precision table is generated on whatever machine runs tools/handout.py
+    and checked on every other (issue 28, B9: an AVX-512 machine printed 3.7e-07 for the
+    handout's 3.5e-07, a BLAS matmul's and a vectorised softmax's order of sums). ATen's
+    scalar kernels, its AVX2 ones, MKL's AVX2 path and one thread against two: the same bits."""
+    import os
+    import subprocess
+    runs = set()
+    for env in ({"ATEN_CPU_CAPABILITY": "default"}, {"ATEN_CPU_CAPABILITY": "avx2", "MKL_ENABLE_INSTRUCTIONS": "AVX2"},
+                {"OMP_NUM_THREADS": "1"}, {"OMP_NUM_THREADS": "2"}):
+        proc = subprocess.run([sys.executable, "-c", _SIMULATE], cwd=REPO, capture_output=True, text=True,
+                              env={**os.environ, **env}, check=True)
+        runs.add(proc.stdout.strip())
+    assert len(runs) == 1, runs
