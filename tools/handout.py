@@ -136,14 +136,19 @@ def _precision(path: Path) -> str:
     per_config = fig.precision_errors_by_config()
     for name, (lo, hi) in fig.precision_errors().items():
         rows.append(f"| {name} | {lo:.1e} to {hi:.1e} | {precision_verdict(per_config[name], cfg)} |")
+    truncated = precision_verdict(per_config["tf32 (truncated)"], cfg)
+    truncated = "it misses the tolerance on every config" if truncated == "no" else f"it {truncated}"
     return (f"Your kernel returns float32 (section 2), and one rule holds for every submission, enforced the "
             f"same way: max |out − truth| < {cfg.tolerance:g} on every config, the hidden ones and their secret "
             "seed included. The grader does not inspect how you computed. Allowed inside the kernel: "
             f"{'; '.join(names[a] for a in policy.allowed)}. What each costs in accuracy, simulated "
-            f"(`tools/figures.py`: the products' operands rounded, fp32 sums and softmax, float64 truth, the "
+            f"(`tools/figures.py`: the products' operands rounded, fp32 products added in index order, an fp32 "
+            "softmax, float64 truth, the "
             f"public configs with seeds {min(fig.SEEDS)} to {max(fig.SEEDS)}):\n\n" + "\n".join(rows) +
             f"\n\nTF32 keeps {m} explicit mantissa bits: rounding to nearest is off by at most 2^-{m + 1} ≈ "
-            f"{2.0 ** -(m + 1):.1e} of the value, truncation by 2^-{m} ≈ {2.0 ** -m:.1e}. 3xTF32 splits each operand into two "
+            f"{2.0 ** -(m + 1):.1e} of the value, truncation by 2^-{m} ≈ {2.0 ** -m:.1e}. CUDA's `cvt.rna.tf32.f32` "
+            "rounds to nearest; Triton's `tl.dot` on an H100, by default and with `input_precision=\"tf32\"`, "
+            f"truncates (measured: `reference/NOTES.md`), and {truncated}. 3xTF32 splits each operand into two "
             "TF32 parts and adds three of their products: fp32-like accuracy at a third of the TF32 rate. The "
             "review flag `beyond_roofline` fires only above the peak of the fastest allowed arithmetic on the "
             "grading GPU (section 5), so a tensor-core kernel is not flagged for beating the FP32 FMA peak.\n")
