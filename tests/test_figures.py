@@ -353,3 +353,15 @@ def test_tritons_interpreter_multiplies_in_float32(tmp_path):
     assert proc.stdout.strip() == "True"
     for path in (handout.HANDOUT, REPO / "reference" / "naive.triton.py", REPO / "reference" / "fused.triton.py"):
         assert re.search(r"interpreter multiplies in float32 whatever `?input_precision`? says", _flat(path)), path
+
+
+def test_the_bound_rule_keeps_ncus_more_heavily_utilized():
+    """Issue 28, B5: between 60% and 80% ncu says "well-balanced" only within 10 points, else
+    "Memory (Compute) is more heavily utilized": the handout's rule and its example say so."""
+    from grader.analysis.ncu import BOUND_RULE
+    heavy = handout.fig.kernel("naive_S1024", "_scores", export="triton_h100")
+    assert heavy.bound == "memory-heavy" and heavy.ncu_verdict.startswith("Memory is more heavily utilized")
+    text = _flat(handout.HANDOUT)
+    assert f"(`triton_h100_*.csv`: Memory {heavy.memory_pct:.1f}%, SM {heavy.compute_pct:.1f}%) is memory-heavy" in text
+    assert "in between, balanced." not in text and "within 10 points" in text
+    assert "memory-heavy" in BOUND_RULE and "within 10 points" in BOUND_RULE

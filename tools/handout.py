@@ -349,7 +349,8 @@ def _sol() -> str:
     sm = fig.kernel("naive_S1024", "softmax_rows_kernel")
     opt = [p for p in fig.range_kernels("fused_opt_S1024")]
     fu = fig.kernel("fused_S1024", "fused_attention_kernel")
-    from grader.analysis.ncu import LATENCY_PCT, LIMITER_PCT
+    from grader.analysis.ncu import BALANCED_GAP, LATENCY_PCT, LIMITER_PCT
+    heavy = fig.kernel("naive_S1024", "_scores", export="triton_h100")    # Triton's naive scores, H100
     fma = fig.kernel_metric("naive_S1024", "scores_kernel", "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_elapsed")
     peak = fig.fp32_peak()
     S = 1024
@@ -372,10 +373,15 @@ def _sol() -> str:
         f"- **Bound**, Nsight Compute's own rule (its SOLBottleneck rule; the details export prints its verdict): a "
         f"side at {LIMITER_PCT:g}% or more limits (compute- or memory-bound: look at that unit); both below "
         f"{LATENCY_PCT:g}% is latency-bound (nothing is busy: too little parallel work, or too few warps to hide "
-        "the waits; \"grid too small\" when the grid fills less than one wave of the SMs); in between, balanced. "
-        f"The scores kernel ({sc.memory_pct:.1f}% and {sc.compute_pct:.1f}%) is balanced: ncu says \"{sc.ncu_verdict}\", "
-        f"not compute-bound on a {abs(sc.compute_pct - sc.memory_pct):.1f}-point lead. The simple fused kernel "
-        f"({fu.memory_pct:.1f}% / {fu.compute_pct:.1f}%) is latency-bound: its grid fills {fu.waves_per_sm:.2f} of a "
+        "the waits; \"grid too small\" when the grid fills less than one wave of the SMs); in between, balanced "
+        f"while the two are within {BALANCED_GAP:g} points, else memory-heavy or compute-heavy (ncu's \"more "
+        "heavily utilized\": that side leads, neither limits yet). "
+        f"The scores kernel ({sc.memory_pct:.1f}% and {sc.compute_pct:.1f}%) is {sc.bound}: ncu says \"{sc.ncu_verdict}\", "
+        f"not compute-bound on a {abs(sc.compute_pct - sc.memory_pct):.1f}-point lead. The Triton reference's "
+        f"naive scores kernel on an H100 (`triton_h100_*.csv`: Memory {heavy.memory_pct:.1f}%, SM "
+        f"{heavy.compute_pct:.1f}%) is {heavy.bound}: ncu says \"{heavy.ncu_verdict}\", not memory-bound (neither "
+        f"side at {LIMITER_PCT:g}%) and not balanced. The simple fused kernel "
+        f"({fu.memory_pct:.1f}% / {fu.compute_pct:.1f}%) is {fu.bound}: its grid fills {fu.waves_per_sm:.2f} of a "
         "wave.\n"
         "- **The profiler's FLOPs are not the model's.** Nsight Compute counts FP32 instructions (2·FFMA + FADD + "
         f"FMUL). The softmax kernel executes {per_score:.1f} of them per score where the model counts no FLOPs and "
@@ -443,9 +449,10 @@ def _answer_bound() -> str:
         f"- *Scores* (q kᵀ/√D) and *p v*: {ai[(lo, 'scores = q kᵀ/√D')]:.2f} FLOP/byte at S = {lo} and "
         f"{ai[(hi, 'scores = q kᵀ/√D')]:.2f} at S = {hi} in the model, right of the DRAM ridge: compute-bound if the "
         f"kernels were perfect. They are not: the scores kernel shows SM {sc.compute_pct:.1f}% ({sc.sm_unit}) and "
-        f"Memory {sc.memory_pct:.1f}% ({sc.memory_unit}), which Nsight Compute calls balanced, while its FP32 rate is "
+        f"Memory {sc.memory_pct:.1f}% ({sc.memory_unit}), which Nsight Compute calls {sc.bound}, while its FP32 rate is "
         f"{sc.flop_per_s / c.peak_flop_per_s:.1%} of the peak; p v shows Memory {pv.memory_pct:.1f}% "
-        f"({pv.memory_unit}) with DRAM at {pv.dram_pct:.2f}%, balanced too. Both are limited by how they feed the "
+        f"({pv.memory_unit}) and SM {pv.compute_pct:.1f}% with DRAM at {pv.dram_pct:.2f}%, "
+        f"{pv.bound + ' too' if pv.bound == sc.bound else pv.bound}. Both are limited by how they feed the "
         "FMA units from shared memory, not by DRAM.\n"
         f"- *Softmax*: no FLOPs in the model (five operations per score, {ai_model.limits(D)['softmax_ops_per_byte']:.3f} "
         f"per byte): far left of any ridge. The profiler finds it latency-bound (SM {sm.compute_pct:.1f}%, "
