@@ -365,3 +365,20 @@ def test_the_bound_rule_keeps_ncus_more_heavily_utilized():
     assert f"(`triton_h100_*.csv`: Memory {heavy.memory_pct:.1f}%, SM {heavy.compute_pct:.1f}%) is memory-heavy" in text
     assert "in between, balanced." not in text and "within 10 points" in text
     assert "memory-heavy" in BOUND_RULE and "within 10 points" in BOUND_RULE
+
+
+def test_the_profiled_clocks_are_the_fixtures():
+    """Issue 28, B4: `make profile` leaves the clocks alone (--clock-control none); in the
+    H200 export only the tensor-core kernel ran slower (1.78 GHz), the CUDA-core kernels at
+    1.96-1.98 GHz: roofline.py says that, not that Nsight Compute locks the clocks lower."""
+    from grader.evidence.profile import ncu_commands
+    profiling = [c for warm in (False, True) for c in ncu_commands("x", "before", "p", warm=warm) if " -o " in c]
+    assert len(profiling) == 2 and all(c.startswith("ncu --clock-control none ") for c in profiling)
+    tc = handout.fig.kernel_metric("fused_opt_S1024", "fused_tc_kernel", "smsp__cycles_elapsed.avg.per_second")
+    cuda_cores = [handout.fig.kernel_metric(r, k, "smsp__cycles_elapsed.avg.per_second") for r, k in (
+        ("naive_S1024", "scores_kernel"), ("naive_S1024", "softmax_rows_kernel"), ("naive_S1024", "weighted_sum_kernel"),
+        ("fused_S1024", "fused_attention_kernel"), ("fused_opt_S1024", "merge_splits_kernel"))]
+    text = _flat(REPO / "grader" / "analysis" / "roofline.py")
+    assert f"fused_tc_kernel at {tc / 1e9:.2f} GHz, the CUDA-core kernels at {min(cuda_cores) / 1e9:.2f}-" \
+           f"{max(cuda_cores) / 1e9:.2f} GHz" in text
+    assert "locks the clocks" not in text
