@@ -382,3 +382,44 @@ def test_the_profiled_clocks_are_the_fixtures():
     assert f"fused_tc_kernel at {tc / 1e9:.2f} GHz, the CUDA-core kernels at {min(cuda_cores) / 1e9:.2f}-" \
            f"{max(cuda_cores) / 1e9:.2f} GHz" in text
     assert "locks the clocks" not in text
+
+
+def test_the_warm_cache_figures_are_the_fixtures():
+    """Issue 28, B3 and B8: four warm exports exist; in the H200 ones the naive reference's
+    softmax and P V read (almost) nothing from DRAM at S = 512 and about half of their input
+    at S = 1024, although P was written just before. The texts quote that measurement instead
+    of predicting it from the L2's capacity, and NOTES no longer says none was taken."""
+    fig = handout.fig
+    assert len(list(fig.NCU.glob("*_warm_raw.csv"))) == 4
+    sm, pv = fig.model_naive(1024)[1:]
+    assert max(fig.warm_reads("softmax_rows_kernel", 512) + fig.warm_reads("weighted_sum_kernel", 512)) <= 256
+    notes = _flat(REPO / "reference" / "NOTES.md")
+    for name, model, what in (("softmax_rows_kernel", sm.reads, "softmax read"), ("weighted_sum_kernel", pv.reads, "p·v")):
+        reads = fig.warm_reads(name, 1024)
+        assert len(reads) == 4 and all(0.4 < r / model < 0.6 for r in reads)          # about half
+        assert f"{what} {min(reads) / 1e6:.1f}-{max(reads) / 1e6:.1f} of {'its ' if 'read' in what else ''}" \
+               f"{model / 1e6:.2f} MB" in notes
+    assert "read at most 256 B from DRAM at S = 512" in notes
+    assert not re.search(r"(?<!~~)none was taken yet(?!~~)", notes) and "four exist" in notes
+    readme, answers = _flat(handout.HANDOUT), _flat(handout.ANSWERS)
+    assert "expect more of it to come from DRAM" not in readme and "no capacity rule predicts it" in readme
+    assert "already exceed the H200's" not in answers and "about half of their input at S = 1024" in answers
+
+
+def test_notes_say_where_the_naive_kernels_dram_ai_comes_from():
+    """Issue 28, B12: per kernel, not 'ncu counts FP32 instructions': the scores kernel's
+    instruction FLOPs are the model's within 1%, its DRAM AI is high because most of its
+    writes reach DRAM after it ends; P V's DRAM AI is the model's; only softmax's FLOPs are
+    instructions the model does not count."""
+    fig = handout.fig
+    sc, sm, pv = (fig.kernel("naive_S1024", k) for k in ("scores_kernel", "softmax_rows_kernel", "weighted_sum_kernel"))
+    m_sc, _, m_pv = fig.model_naive(1024)
+    _, H, _, _ = fig.bench_shape()
+    assert abs(sc.flop / m_sc.flops - 1) < 0.01 and sc.ai_dram > 3 * m_sc.ai and abs(pv.ai_dram / m_pv.ai - 1) < 0.02
+    notes = _flat(REPO / "reference" / "NOTES.md")
+    assert (f"counts {sc.flop / 1e9:.3f}e9 FP32-instruction FLOPs against the model's {m_sc.flops / 1e9:.3f}e9, so its "
+            f"DRAM AI of {sc.ai_dram:.1f} (the model's {m_sc.ai:.1f}) comes from the writes: only "
+            f"{sc.dram_bytes_write / 1e6:.1f} of its {m_sc.writes / 1e6:.1f} MB") in notes
+    assert f"DRAM AI is {pv.ai_dram:.1f}, the model's {m_pv.ai:.1f}: not high" in notes
+    assert f"({sm.flop / (H * 1024 * 1024):.1f} FP32 instructions per score" in notes
+    assert "and not those writes.~~" in notes                  # the old sentence, struck through

@@ -31,6 +31,17 @@ def fixture(export: str = EXPORT) -> tuple:
     return tuple(read_files([NCU / f"{export}_details.csv", NCU / f"{export}_raw.csv"]))
 
 
+# make profile's warm exports on the H200 (--cache-control none, the kernels back to back); the
+# naive CUDA reference ran in each (as "naive", and in naive_h200_warm as the student too)
+WARM_H200 = ("references_h200_warm", "naive_h200_warm", "fused_tc_h200_warm")
+
+
+def warm_reads(name: str, S: int) -> list[float]:
+    """DRAM bytes read by every warm H200 run of the naive CUDA kernel `name` at S."""
+    return [p.dram_bytes_read for e in WARM_H200 for p in fixture(e)
+            if p.nvtx.endswith(f"_S{S}") and re.search(rf"\b{name}\(", p.kernel)]
+
+
 def kernel(nvtx: str, name: str, export: str = EXPORT):
     """The profile of kernel `name` (a substring of its signature) in NVTX range `nvtx`."""
     found = [p for p in fixture(export) if p.nvtx == nvtx and name in p.kernel]

@@ -405,6 +405,9 @@ def _l2() -> str:
     model_w = ai_model.total("n", fig.model_naive(s2)).writes
     l2 = fig.l2_mib()
     two = [2 * fig.model_naive(S)[0].bytes_written["scores"] for S in (s1, s2)]
+    warm = {(S, k): fig.warm_reads(k, S) for S in (s1, s2) for k in ("softmax_rows_kernel", "weighted_sum_kernel")}
+    small = max(max(v) for (S, _), v in warm.items() if S == s1)
+    span = lambda v: _span(min(v) / 1e6, max(v) / 1e6, ".1f")  # noqa: E731
     return (
         "**Cold and warm caches: where the S × S tensors live.** `make profile` records two exports. The cold "
         "one is Nsight Compute's default (`--cache-control all`): every cache is flushed before each kernel, so "
@@ -417,10 +420,14 @@ def _l2() -> str:
         "The warm export (`--cache-control none`, the kernels back to back as in a real forward pass) is where L2 "
         "can help: a kernel finds in L2 what the previous one wrote, if it is still there. The naive reference "
         f"allocates scores and P separately: {_mib(two[0])} of S × S tensors at S = {s1}, {_mib(two[1])} at "
-        f"S = {s2}, against the H200's {l2:.0f} MiB of L2 ({roofline.L2_MIB['H100']} MiB on an H100). Expect its "
-        f"softmax and P V kernels to read most of their input from L2 at S = {s1}, where both tensors fit with "
-        f"room to spare; at S = {s2} they no longer fit together, so expect more of it to come from DRAM (how much "
-        "more is what the warm export measures). The fused kernel never writes an S × S tensor and needs "
+        f"S = {s2}, against the H200's {l2:.0f} MiB of L2 ({roofline.L2_MIB['H100']} MiB on an H100). What the "
+        f"course's warm exports measured (the naive reference's {len(warm[s2, 'softmax_rows_kernel'])} runs in "
+        f"its {len(fig.WARM_H200)} H200 warm exports): at S = {s1} its softmax and P V kernels read at most "
+        f"{small:,.0f} B from DRAM, all of their input from L2; at S = {s2} softmax read "
+        f"{span(warm[s2, 'softmax_rows_kernel'])} of its {_mb(m2)} from DRAM and P V "
+        f"{span(warm[s2, 'weighted_sum_kernel'])} of {_mb(mpv2)}: about half, although P was written just "
+        "before P V reads it. Neither all from L2 nor all from DRAM: measure it, no capacity rule predicts it. "
+        "The fused kernel never writes an S × S tensor and needs "
         "neither. Check it on your own exports: `python -m "
         "grader ai --compare profiles/*.csv` and the report put the model's reads and writes beside both "
         "exports' DRAM bytes (and the L2→SM reads, which count reads only).\n")
@@ -500,7 +507,9 @@ def _answer_length() -> str:
     ks = fig.model_naive(hi)
     tot = ai_model.total("n", ks)
     ss_traffic = ks[0].bytes_written["scores"] + ks[1].bytes_moved + ks[2].bytes_read["p"]
-    l2 = fig.l2_mib()
+    lo_warm = sorted(sizes)[-2]
+    small = max(fig.warm_reads("softmax_rows_kernel", lo_warm) + fig.warm_reads("weighted_sum_kernel", lo_warm))
+    sm_w, pv_w = fig.warm_reads("softmax_rows_kernel", hi), fig.warm_reads("weighted_sum_kernel", hi)
     big_s, big_h = 32 * 1024, 32
     return (
         f"For the naive implementation AI *rises* with S, it does not fall: S·D / (e·(S + D)) grows from "
@@ -509,8 +518,11 @@ def _answer_length() -> str:
         "has no FLOPs at any S). What grows badly is the traffic and the memory: 4·e·(S·D + S²) bytes, dominated "
         f"by S² ({_mb(ss_traffic, 1)} of {_mb(tot.bytes_moved, 1)} at S = {hi}, {H} heads). Where those bytes live "
         f"depends on the cache: in a cold profile every kernel reads its input from DRAM; kernels back to back "
-        f"find it in L2 only while it fits, and at S = {hi} the naive reference's two S × S tensors "
-        f"({_mib(2 * ks[0].bytes_written['scores'])}) already exceed the H200's {l2:.0f} MiB of L2. At S = "
+        f"can find it in L2. In the course's warm exports (H200) the naive reference's softmax and p v kernels "
+        f"read {small:,.0f} B at most from DRAM at S = {lo_warm} and about half of their input at S = {hi}: softmax "
+        f"{_span(min(sm_w) / 1e6, max(sm_w) / 1e6, '.1f')} of {_mb(ks[1].reads)}, p v "
+        f"{_span(min(pv_w) / 1e6, max(pv_w) / 1e6, '.1f')} of {_mb(ks[2].reads)}, although p was written just "
+        f"before (the two S × S tensors are {_mib(2 * ks[0].bytes_written['scores'])}). At S = "
         f"{2 * hi} one tensor is {_mib(ai_model.naive(B, H, 2 * hi, D)[0].bytes_written['scores'])}, and at long "
         f"context the S² memory itself becomes the limit (S = {big_s // 1024}k, {big_h} heads: "
         f"{ai_model.naive(1, big_h, big_s, D)[0].bytes_written['scores'] / 2**30:.0f} GiB for one layer's scores). "
