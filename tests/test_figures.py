@@ -423,3 +423,40 @@ def test_notes_say_where_the_naive_kernels_dram_ai_comes_from():
     assert f"DRAM AI is {pv.ai_dram:.1f}, the model's {m_pv.ai:.1f}: not high" in notes
     assert f"({sm.flop / (H * 1024 * 1024):.1f} FP32 instructions per score" in notes
     assert "and not those writes.~~" in notes                  # the old sentence, struck through
+
+
+def test_the_simplifies_box_covers_the_original_texts_definitions():
+    """Issue 28, B6: besides its four places, the original text (../shared/seeds) defines Memory
+    Throughput % as HBM bandwidth, Compute (SM) Throughput % as the FLOP rate, calls Memory% >>
+    Compute% memory-bound and says PyTorch's kernel is FlashAttention's: the box says how
+    each is simpler than the truth, with the fixtures' figures, and counts its own items."""
+    import json
+    fig = handout.fig
+    text = handout.HANDOUT.read_text()
+    box = text[text.index("<!-- BEGIN generated:simplifies -->"):text.index("<!-- END generated:simplifies -->")]
+    items = [line for line in box.splitlines() if line.startswith("- ")]
+    assert f"simpler than the truth in {len(items)} places" in box and len(items) == 8
+    quoted = ["percentage of peak HBM bandwidth used", "percentage of peak FLOP rate used",
+              "Memory% >> Compute% is memory-bound", "The current PyTorch Attention Kernel implements the Flash Attention"]
+    seeds = REPO.parent / "shared" / "seeds"
+    original = " ".join(f.read_text() for f in seeds.glob("*.txt")) if seeds.is_dir() else ""
+    for phrase in quoted:
+        assert phrase in box, phrase
+        assert not original or phrase.lower() in original.lower(), phrase
+    sc = fig.kernel("naive_S1024", "scores_kernel")
+    merge = fig.kernel("fused_opt_S1024", "merge_splits_kernel")
+    heavy = fig.kernel("naive_S1024", "_scores", export="triton_h100")
+    assert sc.memory_unit == "L1" and sc.sm_unit == "issue slots" and sc.dram_pct < 0.1 * sc.memory_pct
+    assert f"Memory {sc.memory_pct:.1f}% is its L1; its DRAM Throughput is {sc.dram_pct:.2f}%" in box
+    assert f"SM {sc.compute_pct:.1f}% is its issue slots, while its FP32 rate is {sc.flop_per_s / fig.fp32_peak():.1%}" in box
+    assert merge.memory_pct > 2 * merge.compute_pct and merge.bound == "latency-bound"
+    assert f"(Memory {merge.memory_pct:.1f}%, SM {merge.compute_pct:.1f}%) is latency-bound" in box
+    assert f"(Memory {heavy.memory_pct:.1f}%, SM {heavy.compute_pct:.1f}%) is memory-heavy" in box
+    grade = json.loads((fig.RESULTS / "gpu_fused_h200.json").read_text())
+    assert set(grade["timing"]["sdpa_backend_by_S"].values()) == {"EFFICIENT_ATTENTION"}
+    assert "(EFFICIENT_ATTENTION at every benchmark size" in box
+    import torch
+    from torch.nn.attention import SDPBackend
+    q = torch.randn(1, 8, 1024, 64)
+    assert SDPBackend(torch._fused_sdp_choice(q, q, q)).name == "FLASH_ATTENTION"   # the box's CPU sentence
+    assert "On the CPU, fp32 SDPA is a flash-style kernel" in box

@@ -313,6 +313,8 @@ def _villain() -> str:
 def _simplifies() -> str:
     """Where the original assignment text (../shared/seeds) says it more simply than is true,
     with the model's and the fixtures' figures (issue 28)."""
+    import json
+    from grader.analysis.ncu import LATENCY_PCT, LIMITER_PCT
     B, H, D, sizes = fig.bench_shape()
     S_lo, S_hi = min(sizes), max(sizes)
     per_head = S_lo * S_lo * 4
@@ -321,26 +323,49 @@ def _simplifies() -> str:
     limit = ai_model.limits(D)["naive"]
     rows = int(re.search(r"constexpr int kRows = (\d+);", (REPO / "reference" / "fused.cu").read_text()).group(1))
     fu = fig.kernel(f"fused_S{S_hi}", "fused_attention_kernel")
-    return (
-        "**What the assignment text simplifies.** The original assignment text is right about the "
-        "villain, and simpler than the truth in four places:\n\n"
-        f"- Its size table's \"S×S matrix per head\" is in KiB ({S_lo}² × 4 B = {per_head:,} B = "
+    sc = fig.kernel(f"naive_S{S_hi}", "scores_kernel")
+    merge = fig.kernel(f"fused_opt_S{S_hi}", "merge_splits_kernel")
+    heavy = fig.kernel(f"naive_S{S_hi}", "_scores", export="triton_h100")
+    grade = json.loads((fig.RESULTS / "gpu_fused_h200.json").read_text())
+    backends = sorted(set(grade["timing"]["sdpa_backend_by_S"].values()))
+    items = [
+        f"Its size table's \"S×S matrix per head\" is in KiB ({S_lo}² × 4 B = {per_head:,} B = "
         f"{per_head // 1024} KiB), its \"Total\" in MiB, and that total is one S × S tensor: the naive "
-        f"kernels write and read two (scores, then P), four passes of {_mib(one)} at S = {S_hi}.\n"
-        "- It says the naive kernels' arithmetic intensity *decreases* as S grows. By the model it rises, "
+        f"kernels write and read two (scores, then P), four passes of {_mib(one)} at S = {S_hi}.",
+        "It says the naive kernels' arithmetic intensity *decreases* as S grows. By the model it rises, "
         f"{naive[S_lo].ai:.1f} FLOP/byte at S = {S_lo} and {naive[S_hi].ai:.1f} at S = {S_hi}, towards "
         f"{limit:g} (D/4): FLOPs and S × S bytes both grow as S². That limit is near the DRAM ridge ("
         + ", ".join(f"{c.device} {c.ridge('DRAM'):.1f}" for c in roofline.GPU_TABLE.values())
         + " FLOP/byte), and the softmax kernel in the middle does no FLOPs at all. What gets worse with S is "
         f"the bytes: {_mb(naive[S_hi].bytes_moved, 1)} of traffic at S = {S_hi}, and S × S tensors "
-        f"({_mib(2 * one)} together) that no longer fit in L2 ({fig.l2_mib():.0f} MiB on the H200).\n"
-        "- \"HBM traffic drops from O(S²) to O(S)\": fusion removes the S × S tensors, but a tiled kernel "
+        f"({_mib(2 * one)} together) that no longer fit in L2 ({fig.l2_mib():.0f} MiB on the H200).",
+        "\"The current PyTorch Attention Kernel implements the Flash Attention paper\": not for fp32 on the "
+        f"GPU. There SDPA runs CUTLASS's memory-efficient attention ({', '.join(backends)} at every benchmark "
+        f"size of the course's {grade['system']['gpu']} grade, `tests/fixtures/results`): PyTorch's "
+        "FlashAttention kernels take fp16 and bf16 only. Tiled and fused like FlashAttention, but another "
+        "kernel. On the CPU, fp32 SDPA is a flash-style kernel of PyTorch's own.",
+        "\"HBM traffic drops from O(S²) to O(S)\": fusion removes the S × S tensors, but a tiled kernel "
         f"still reads K and V once per block of rows: S²·D/{rows // 2} floats a head with {rows}-row blocks, "
-        "quadratic in S. Only the traffic from DRAM is O(S·D), and only while a head's K and V stay in L2.\n"
-        "- \"The kernel crosses from memory-bound to compute-bound\": the course's simple fused kernel, "
+        "quadratic in S. Only the traffic from DRAM is O(S·D), and only while a head's K and V stay in L2.",
+        "\"The kernel crosses from memory-bound to compute-bound\": the course's simple fused kernel, "
         f"profiled at S = {S_hi}, is {fu.bound} (Memory {fu.memory_pct:.1f}%, SM {fu.compute_pct:.1f}%): "
         "neither roof. Fusion moves it right on the roofline; reaching the compute roof takes the tuning "
-        "the optimised references show.\n")
+        "the optimised references show.",
+        "\"Memory Throughput %: percentage of peak HBM bandwidth used\": it is the busiest memory unit's share "
+        "of its peak, L1, L2 or DRAM, whichever is highest. The naive scores kernel's Memory "
+        f"{sc.memory_pct:.1f}% is its {sc.memory_unit}; its DRAM Throughput is {sc.dram_pct:.2f}%.",
+        "\"Compute (SM) Throughput %: percentage of peak FLOP rate used\": it is the busiest SM unit's share, "
+        f"the issue slots or one pipe. The same kernel's SM {sc.compute_pct:.1f}% is its {sc.sm_unit}, while "
+        f"its FP32 rate is {sc.flop_per_s / fig.fp32_peak():.1%} of the peak.",
+        "\"Memory% >> Compute% is memory-bound\": Nsight Compute calls a kernel memory- or compute-bound "
+        f"only when that side reaches {LIMITER_PCT:g}%, and latency-bound when both are below {LATENCY_PCT:g}%, "
+        "however far apart. The optimised reference's merge kernel (Memory "
+        f"{merge.memory_pct:.1f}%, SM {merge.compute_pct:.1f}%) is {merge.bound}; the Triton reference's naive "
+        f"scores kernel on an H100 (Memory {heavy.memory_pct:.1f}%, SM {heavy.compute_pct:.1f}%) is {heavy.bound}: "
+        "memory leads, but does not limit yet (Reading Nsight Compute, below).",
+    ]
+    return (f"**What the assignment text simplifies.** The original assignment text is right about the "
+            f"villain, and simpler than the truth in {len(items)} places:\n\n" + "".join(f"- {i}\n" for i in items))
 
 
 def _sol() -> str:
