@@ -460,3 +460,23 @@ def test_the_simplifies_box_covers_the_original_texts_definitions():
     q = torch.randn(1, 8, 1024, 64)
     assert SDPBackend(torch._fused_sdp_choice(q, q, q)).name == "FLASH_ATTENTION"   # the box's CPU sentence
     assert "On the CPU, fp32 SDPA is a flash-style kernel" in box
+
+
+def test_the_3xtf32_comment_is_the_arithmetic_and_the_simulation():
+    """Issue 28, B10: the term 3xTF32 drops, small·small, is at most 2^-22 of |a·b| (not '~2^-22
+    relative, below fp32 rounding': that is 4x fp32's unit roundoff 2^-24), and the simulated
+    3xTF32 error is fp32's: fused_tc.cu quotes both rows of tools/figures.py."""
+    import torch
+    fig = handout.fig
+    x = torch.randn(2, 1 << 20)
+    small = x - fig._tf32(x, "rna")
+    assert (small.abs() <= 2.0 ** -11 * x.abs()).all()
+    ratio = (small[0] * small[1]).abs() / (x[0] * x[1]).abs()
+    assert 2.0 ** -24 < ratio.max() <= 2.0 ** -22
+    errors = fig.precision_errors_by_config()
+    for (lo3, hi3), (lo, hi) in zip(errors["3xtf32"], errors["fp32"]):
+        assert 1 / 1.5 < lo3 / lo < 1.5 and 1 / 1.5 < hi3 / hi < 1.5
+    (lo3, hi3), (lo, hi) = fig.precision_errors()["3xtf32"], fig.precision_errors()["fp32"]
+    text = _flat(REPO / "reference" / "fused_tc.cu")
+    assert "at most 2^-22 of |a·b| per product" in text and "~2^-22 relative" not in text
+    assert f"{lo3:.1e} to {hi3:.1e} against {lo:.1e} to {hi:.1e} for fp32" in text
