@@ -497,3 +497,22 @@ def test_notes_state_the_gpu_timing_method_the_code_runs():
             and f"±{confidence.PRECISION:.0%}" in section and f"up to {confidence.CAP_S['cuda']:g} s of timing per size" in section)
     assert "~~Method: `triton.testing.do_bench`" in section and "(superseded by the above" in section
     assert "(shipped) |" not in section
+
+
+def test_notes_cpu_gflops_are_their_times_and_under_a_stated_ceiling():
+    """Issue 28, B14: NOTES' CPU GFLOP/s are the model's FLOPs over the times in its own
+    tables (not 119-152 and 100-128), and no rate it quotes is above the ceiling it puts it
+    against (§6 gave a 160-170 GFLOP/s ceiling and SDPA at up to 195)."""
+    from grader.analysis import ai_model
+    flops = ai_model.fused(1, 8, 1024, 64).flops
+    notes = " ".join((REPO / "reference" / "NOTES.md").read_text().split())
+    gf = lambda ms: flops / (float(ms) * 1e-3) / 1e9  # noqa: E731
+    sdpa_lo, sdpa_hi, opt_lo, opt_hi = re.search(
+        r"\| 1024 \| ([\d.]+)-([\d.]+) \| ([\d.]+)-([\d.]+) \| [\d.]+-[\d.]+ \| \*\*1\.215\*\*", notes).groups()
+    assert (f"SDPA reaches {gf(sdpa_hi):.0f}-{gf(sdpa_lo):.0f} GFLOP/s at S = 1024 here ({flops / 1e9:.4f} GFLOP in "
+            f"{sdpa_hi}-{sdpa_lo} ms), fused_opt {gf(opt_hi):.0f}-{gf(opt_lo):.0f} ({opt_hi}-{opt_lo} ms)") in notes
+    fastest, slowest, lo, hi = re.search(r"SDPA's (\d+)-(\d+) ms at \(1,8,1024,64\) is (\d+)-(\d+) GFLOP/s", notes).groups()
+    assert (round(gf(slowest)), round(gf(fastest))) == (int(lo), int(hi))
+    quiet = [int(b) for b in re.findall(r"(\d+)-(\d+) when it is quiet", notes)[0]]
+    assert int(hi) <= max(quiet) and gf(sdpa_hi) <= max(quiet)
+    assert "160-170 GFLOP/s with 2 threads in the first measurement" in notes
