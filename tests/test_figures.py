@@ -516,3 +516,14 @@ def test_notes_cpu_gflops_are_their_times_and_under_a_stated_ceiling():
     quiet = [int(b) for b in re.findall(r"(\d+)-(\d+) when it is quiet", notes)[0]]
     assert int(hi) <= max(quiet) and gf(sdpa_hi) <= max(quiet)
     assert "160-170 GFLOP/s with 2 threads in the first measurement" in notes
+
+
+def test_microseconds_are_written_us_nowhere():
+    """Issue 28, B15: µs, not "us", in what the grader prints and the notes show (the
+    `python -m grader ncu` table's header, NOTES' tables)."""
+    from grader.analysis.ncu import format_table, read_files
+    from conftest import TESTS
+    table = format_table(read_files([TESTS / "fixtures" / "ncu" / "references_h200_raw.csv"]))
+    assert "time µs" in table.splitlines()[0]
+    for text in (table, (REPO / "reference" / "NOTES.md").read_text()):
+        assert not re.search(r"\btime us\b|\| us \|", text)

@@ -584,7 +584,7 @@ def _notes_ncu() -> str:
     from grader.analysis.ncu import unit_text
     _, _, _, sizes = fig.bench_shape()
     hi = max(sizes)
-    rows = ["| range | kernel | time us | SOL Mem % | SOL SM % | DRAM % | GFLOP/s (FP32 instr.) | AI DRAM | AI L2 | "
+    rows = ["| range | kernel | time µs | SOL Mem % | SOL SM % | DRAM % | GFLOP/s (FP32 instr.) | AI DRAM | AI L2 | "
             "bound (ncu's rule) | busiest unit |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for p in fig.fixture():
         if not p.nvtx.endswith(f"_S{hi}") or p.nvtx.startswith("student"):

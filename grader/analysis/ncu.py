@@ -532,7 +532,7 @@ def format_table(profiles: list[KernelProfile]) -> str:
     nvtx = any(p.nvtx for p in profiles)
     caches = any(p.cache for p in profiles)
     width = 16 if nvtx else 0
-    lines = [f"{'cache ' if caches else ''}{'range' if nvtx else '':<{width}}{'kernel':<44} {'n':>3} {'time us':>10} "
+    lines = [f"{'cache ' if caches else ''}{'range' if nvtx else '':<{width}}{'kernel':<44} {'n':>3} {'time µs':>10} "
              f"{'Mem %':>6} {'SM %':>6} {'DRAM %':>7} {'DRAM MB':>9} {'GFLOP/s':>10} {'AI DRAM':>8} {'AI L2':>7}  "
              f"{'bound':<14} busiest unit"]
     for p in profiles:
