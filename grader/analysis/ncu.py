@@ -40,7 +40,7 @@ BOUND_RULE = (f"bound (Nsight Compute's SOL bottleneck rule): compute- or memory
               f"Memory % reaches {LIMITER_PCT:g}% (the busier side limits); latency-bound when both are "
               f"below {LATENCY_PCT:g}% (nothing is busy: too little parallel work, or waiting on "
               f"latency); in between, balanced when the two are within {BALANCED_GAP:g} points, else "
-              "memory-heavy or compute-heavy (ncu: \"more heavily utilized\": that side leads, neither "
+              "memory-heavy or compute-heavy (ncu's \"more heavily utilized\": that side leads, neither "
               "limits yet). SM % is the busiest SM unit (issue slots, a pipe), Memory % the busiest memory "
               "unit (L1, L2, DRAM): the unit column names it")
 
