@@ -136,14 +136,19 @@ def _precision(path: Path) -> str:
     per_config = fig.precision_errors_by_config()
     for name, (lo, hi) in fig.precision_errors().items():
         rows.append(f"| {name} | {lo:.1e} to {hi:.1e} | {precision_verdict(per_config[name], cfg)} |")
+    truncated = precision_verdict(per_config["tf32 (truncated)"], cfg)
+    truncated = "it misses the tolerance on every config" if truncated == "no" else f"it {truncated}"
     return (f"Your kernel returns float32 (section 2), and one rule holds for every submission, enforced the "
             f"same way: max |out − truth| < {cfg.tolerance:g} on every config, the hidden ones and their secret "
             "seed included. The grader does not inspect how you computed. Allowed inside the kernel: "
             f"{'; '.join(names[a] for a in policy.allowed)}. What each costs in accuracy, simulated "
-            f"(`tools/figures.py`: the products' operands rounded, fp32 sums and softmax, float64 truth, the "
+            f"(`tools/figures.py`: the products' operands rounded, fp32 products added in index order, an fp32 "
+            "softmax, float64 truth, the "
             f"public configs with seeds {min(fig.SEEDS)} to {max(fig.SEEDS)}):\n\n" + "\n".join(rows) +
             f"\n\nTF32 keeps {m} explicit mantissa bits: rounding to nearest is off by at most 2^-{m + 1} ≈ "
-            f"{2.0 ** -(m + 1):.1e} of the value, truncation by 2^-{m} ≈ {2.0 ** -m:.1e}. 3xTF32 splits each operand into two "
+            f"{2.0 ** -(m + 1):.1e} of the value, truncation by 2^-{m} ≈ {2.0 ** -m:.1e}. CUDA's `cvt.rna.tf32.f32` "
+            "rounds to nearest; Triton's `tl.dot` on an H100, by default and with `input_precision=\"tf32\"`, "
+            f"truncates (measured: `reference/NOTES.md`), and {truncated}. 3xTF32 splits each operand into two "
             "TF32 parts and adds three of their products: fp32-like accuracy at a third of the TF32 rate. The "
             "review flag `beyond_roofline` fires only above the peak of the fastest allowed arithmetic on the "
             "grading GPU (section 5), so a tensor-core kernel is not flagged for beating the FP32 FMA peak.\n")
@@ -310,6 +315,8 @@ def _villain() -> str:
 def _simplifies() -> str:
     """Where the original assignment text (../shared/seeds) says it more simply than is true,
     with the model's and the fixtures' figures (issue 28)."""
+    import json
+    from grader.analysis.ncu import LATENCY_PCT, LIMITER_PCT
     B, H, D, sizes = fig.bench_shape()
     S_lo, S_hi = min(sizes), max(sizes)
     per_head = S_lo * S_lo * 4
@@ -318,26 +325,49 @@ def _simplifies() -> str:
     limit = ai_model.limits(D)["naive"]
     rows = int(re.search(r"constexpr int kRows = (\d+);", (REPO / "reference" / "fused.cu").read_text()).group(1))
     fu = fig.kernel(f"fused_S{S_hi}", "fused_attention_kernel")
-    return (
-        "**What the assignment text simplifies.** The original assignment text is right about the "
-        "villain, and simpler than the truth in four places:\n\n"
-        f"- Its size table's \"S×S matrix per head\" is in KiB ({S_lo}² × 4 B = {per_head:,} B = "
+    sc = fig.kernel(f"naive_S{S_hi}", "scores_kernel")
+    merge = fig.kernel(f"fused_opt_S{S_hi}", "merge_splits_kernel")
+    heavy = fig.kernel(f"naive_S{S_hi}", "_scores", export="triton_h100")
+    grade = json.loads((fig.RESULTS / "gpu_fused_h200.json").read_text())
+    backends = sorted(set(grade["timing"]["sdpa_backend_by_S"].values()))
+    items = [
+        f"Its size table's \"S×S matrix per head\" is in KiB ({S_lo}² × 4 B = {per_head:,} B = "
         f"{per_head // 1024} KiB), its \"Total\" in MiB, and that total is one S × S tensor: the naive "
-        f"kernels write and read two (scores, then P), four passes of {_mib(one)} at S = {S_hi}.\n"
-        "- It says the naive kernels' arithmetic intensity *decreases* as S grows. By the model it rises, "
+        f"kernels write and read two (scores, then P), four passes of {_mib(one)} at S = {S_hi}.",
+        "It says the naive kernels' arithmetic intensity *decreases* as S grows. By the model it rises, "
         f"{naive[S_lo].ai:.1f} FLOP/byte at S = {S_lo} and {naive[S_hi].ai:.1f} at S = {S_hi}, towards "
         f"{limit:g} (D/4): FLOPs and S × S bytes both grow as S². That limit is near the DRAM ridge ("
         + ", ".join(f"{c.device} {c.ridge('DRAM'):.1f}" for c in roofline.GPU_TABLE.values())
         + " FLOP/byte), and the softmax kernel in the middle does no FLOPs at all. What gets worse with S is "
         f"the bytes: {_mb(naive[S_hi].bytes_moved, 1)} of traffic at S = {S_hi}, and S × S tensors "
-        f"({_mib(2 * one)} together) that no longer fit in L2 ({fig.l2_mib():.0f} MiB on the H200).\n"
-        "- \"HBM traffic drops from O(S²) to O(S)\": fusion removes the S × S tensors, but a tiled kernel "
+        f"({_mib(2 * one)} together) that no longer fit in L2 ({fig.l2_mib():.0f} MiB on the H200).",
+        "\"The current PyTorch Attention Kernel implements the Flash Attention paper\": not for fp32 on the "
+        f"GPU. There SDPA runs CUTLASS's memory-efficient attention ({', '.join(backends)} at every benchmark "
+        f"size of the course's {grade['system']['gpu']} grade, `tests/fixtures/results`): PyTorch's "
+        "FlashAttention kernels take fp16 and bf16 only. Tiled and fused like FlashAttention, but another "
+        "kernel. On the CPU, fp32 SDPA is a flash-style kernel of PyTorch's own.",
+        "\"HBM traffic drops from O(S²) to O(S)\": fusion removes the S × S tensors, but a tiled kernel "
         f"still reads K and V once per block of rows: S²·D/{rows // 2} floats a head with {rows}-row blocks, "
-        "quadratic in S. Only the traffic from DRAM is O(S·D), and only while a head's K and V stay in L2.\n"
-        "- \"The kernel crosses from memory-bound to compute-bound\": the course's simple fused kernel, "
+        "quadratic in S. Only the traffic from DRAM is O(S·D), and only while a head's K and V stay in L2.",
+        "\"The kernel crosses from memory-bound to compute-bound\": the course's simple fused kernel, "
         f"profiled at S = {S_hi}, is {fu.bound} (Memory {fu.memory_pct:.1f}%, SM {fu.compute_pct:.1f}%): "
         "neither roof. Fusion moves it right on the roofline; reaching the compute roof takes the tuning "
-        "the optimised references show.\n")
+        "the optimised references show.",
+        "\"Memory Throughput %: percentage of peak HBM bandwidth used\": it is the busiest memory unit's share "
+        "of its peak, L1, L2 or DRAM, whichever is highest. The naive scores kernel's Memory "
+        f"{sc.memory_pct:.1f}% is its {sc.memory_unit}; its DRAM Throughput is {sc.dram_pct:.2f}%.",
+        "\"Compute (SM) Throughput %: percentage of peak FLOP rate used\": it is the busiest SM unit's share, "
+        f"the issue slots or one pipe. The same kernel's SM {sc.compute_pct:.1f}% is its {sc.sm_unit}, while "
+        f"its FP32 rate is {sc.flop_per_s / fig.fp32_peak():.1%} of the peak.",
+        "\"Memory% >> Compute% is memory-bound\": Nsight Compute calls a kernel memory- or compute-bound "
+        f"only when that side reaches {LIMITER_PCT:g}%, and latency-bound when both are below {LATENCY_PCT:g}%, "
+        "however far apart. The optimised reference's merge kernel (Memory "
+        f"{merge.memory_pct:.1f}%, SM {merge.compute_pct:.1f}%) is {merge.bound}; the Triton reference's naive "
+        f"scores kernel on an H100 (Memory {heavy.memory_pct:.1f}%, SM {heavy.compute_pct:.1f}%) is {heavy.bound}: "
+        "memory leads, but does not limit yet (Reading Nsight Compute, below).",
+    ]
+    return (f"**What the assignment text simplifies.** The original assignment text is right about the "
+            f"villain, and simpler than the truth in {len(items)} places:\n\n" + "".join(f"- {i}\n" for i in items))
 
 
 def _sol() -> str:
@@ -346,7 +376,8 @@ def _sol() -> str:
     sm = fig.kernel("naive_S1024", "softmax_rows_kernel")
     opt = [p for p in fig.range_kernels("fused_opt_S1024")]
     fu = fig.kernel("fused_S1024", "fused_attention_kernel")
-    from grader.analysis.ncu import LATENCY_PCT, LIMITER_PCT
+    from grader.analysis.ncu import BALANCED_GAP, LATENCY_PCT, LIMITER_PCT
+    heavy = fig.kernel("naive_S1024", "_scores", export="triton_h100")    # Triton's naive scores, H100
     fma = fig.kernel_metric("naive_S1024", "scores_kernel", "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_elapsed")
     peak = fig.fp32_peak()
     S = 1024
@@ -369,10 +400,15 @@ def _sol() -> str:
         f"- **Bound**, Nsight Compute's own rule (its SOLBottleneck rule; the details export prints its verdict): a "
         f"side at {LIMITER_PCT:g}% or more limits (compute- or memory-bound: look at that unit); both below "
         f"{LATENCY_PCT:g}% is latency-bound (nothing is busy: too little parallel work, or too few warps to hide "
-        "the waits; \"grid too small\" when the grid fills less than one wave of the SMs); in between, balanced. "
-        f"The scores kernel ({sc.memory_pct:.1f}% and {sc.compute_pct:.1f}%) is balanced: ncu says \"{sc.ncu_verdict}\", "
-        f"not compute-bound on a {abs(sc.compute_pct - sc.memory_pct):.1f}-point lead. The simple fused kernel "
-        f"({fu.memory_pct:.1f}% / {fu.compute_pct:.1f}%) is latency-bound: its grid fills {fu.waves_per_sm:.2f} of a "
+        "the waits; \"grid too small\" when the grid fills less than one wave of the SMs); in between, balanced "
+        f"while the two are within {BALANCED_GAP:g} points, else memory-heavy or compute-heavy (ncu's \"more "
+        "heavily utilized\": that side leads, neither limits yet). "
+        f"The scores kernel ({sc.memory_pct:.1f}% and {sc.compute_pct:.1f}%) is {sc.bound}: ncu says \"{sc.ncu_verdict}\", "
+        f"not compute-bound on a {abs(sc.compute_pct - sc.memory_pct):.1f}-point lead. The Triton reference's "
+        f"naive scores kernel on an H100 (`triton_h100_*.csv`: Memory {heavy.memory_pct:.1f}%, SM "
+        f"{heavy.compute_pct:.1f}%) is {heavy.bound}: ncu says \"{heavy.ncu_verdict}\", not memory-bound (neither "
+        f"side at {LIMITER_PCT:g}%) and not balanced. The simple fused kernel "
+        f"({fu.memory_pct:.1f}% / {fu.compute_pct:.1f}%) is {fu.bound}: its grid fills {fu.waves_per_sm:.2f} of a "
         "wave.\n"
         "- **The profiler's FLOPs are not the model's.** Nsight Compute counts FP32 instructions (2·FFMA + FADD + "
         f"FMUL). The softmax kernel executes {per_score:.1f} of them per score where the model counts no FLOPs and "
@@ -396,6 +432,9 @@ def _l2() -> str:
     model_w = ai_model.total("n", fig.model_naive(s2)).writes
     l2 = fig.l2_mib()
     two = [2 * fig.model_naive(S)[0].bytes_written["scores"] for S in (s1, s2)]
+    warm = {(S, k): fig.warm_reads(k, S) for S in (s1, s2) for k in ("softmax_rows_kernel", "weighted_sum_kernel")}
+    small = max(max(v) for (S, _), v in warm.items() if S == s1)
+    span = lambda v: _span(min(v) / 1e6, max(v) / 1e6, ".1f")  # noqa: E731
     return (
         "**Cold and warm caches: where the S × S tensors live.** `make profile` records two exports. The cold "
         "one is Nsight Compute's default (`--cache-control all`): every cache is flushed before each kernel, so "
@@ -408,10 +447,14 @@ def _l2() -> str:
         "The warm export (`--cache-control none`, the kernels back to back as in a real forward pass) is where L2 "
         "can help: a kernel finds in L2 what the previous one wrote, if it is still there. The naive reference "
         f"allocates scores and P separately: {_mib(two[0])} of S × S tensors at S = {s1}, {_mib(two[1])} at "
-        f"S = {s2}, against the H200's {l2:.0f} MiB of L2 ({roofline.L2_MIB['H100']} MiB on an H100). Expect its "
-        f"softmax and P V kernels to read most of their input from L2 at S = {s1}, where both tensors fit with "
-        f"room to spare; at S = {s2} they no longer fit together, so expect more of it to come from DRAM (how much "
-        "more is what the warm export measures). The fused kernel never writes an S × S tensor and needs "
+        f"S = {s2}, against the H200's {l2:.0f} MiB of L2 ({roofline.L2_MIB['H100']} MiB on an H100). What the "
+        f"course's warm exports measured (the naive reference, {len(warm[s2, 'softmax_rows_kernel'])} runs in "
+        f"{len(fig.WARM_H200)} H200 exports): at S = {s1} its softmax and P V kernels read at most "
+        f"{small:,.0f} B from DRAM, all of their input from L2; at S = {s2} softmax read "
+        f"{span(warm[s2, 'softmax_rows_kernel'])} of its {_mb(m2)} from DRAM and P V "
+        f"{span(warm[s2, 'weighted_sum_kernel'])} of {_mb(mpv2)}: about half, although P was written just "
+        "before P V reads it. Neither all from L2 nor all from DRAM: measure it, no capacity rule predicts it. "
+        "The fused kernel never writes an S × S tensor and needs "
         "neither. Check it on your own exports: `python -m "
         "grader ai --compare profiles/*.csv` and the report put the model's reads and writes beside both "
         "exports' DRAM bytes (and the L2→SM reads, which count reads only).\n")
@@ -440,9 +483,10 @@ def _answer_bound() -> str:
         f"- *Scores* (q kᵀ/√D) and *p v*: {ai[(lo, 'scores = q kᵀ/√D')]:.2f} FLOP/byte at S = {lo} and "
         f"{ai[(hi, 'scores = q kᵀ/√D')]:.2f} at S = {hi} in the model, right of the DRAM ridge: compute-bound if the "
         f"kernels were perfect. They are not: the scores kernel shows SM {sc.compute_pct:.1f}% ({sc.sm_unit}) and "
-        f"Memory {sc.memory_pct:.1f}% ({sc.memory_unit}), which Nsight Compute calls balanced, while its FP32 rate is "
+        f"Memory {sc.memory_pct:.1f}% ({sc.memory_unit}), which Nsight Compute calls {sc.bound}, while its FP32 rate is "
         f"{sc.flop_per_s / c.peak_flop_per_s:.1%} of the peak; p v shows Memory {pv.memory_pct:.1f}% "
-        f"({pv.memory_unit}) with DRAM at {pv.dram_pct:.2f}%, balanced too. Both are limited by how they feed the "
+        f"({pv.memory_unit}) and SM {pv.compute_pct:.1f}% with DRAM at {pv.dram_pct:.2f}%, "
+        f"{pv.bound + ' too' if pv.bound == sc.bound else pv.bound}. Both are limited by how they feed the "
         "FMA units from shared memory, not by DRAM.\n"
         f"- *Softmax*: no FLOPs in the model (five operations per score, {ai_model.limits(D)['softmax_ops_per_byte']:.3f} "
         f"per byte): far left of any ridge. The profiler finds it latency-bound (SM {sm.compute_pct:.1f}%, "
@@ -490,7 +534,9 @@ def _answer_length() -> str:
     ks = fig.model_naive(hi)
     tot = ai_model.total("n", ks)
     ss_traffic = ks[0].bytes_written["scores"] + ks[1].bytes_moved + ks[2].bytes_read["p"]
-    l2 = fig.l2_mib()
+    lo_warm = sorted(sizes)[-2]
+    small = max(fig.warm_reads("softmax_rows_kernel", lo_warm) + fig.warm_reads("weighted_sum_kernel", lo_warm))
+    sm_w, pv_w = fig.warm_reads("softmax_rows_kernel", hi), fig.warm_reads("weighted_sum_kernel", hi)
     big_s, big_h = 32 * 1024, 32
     return (
         f"For the naive implementation AI *rises* with S, it does not fall: S·D / (e·(S + D)) grows from "
@@ -499,8 +545,11 @@ def _answer_length() -> str:
         "has no FLOPs at any S). What grows badly is the traffic and the memory: 4·e·(S·D + S²) bytes, dominated "
         f"by S² ({_mb(ss_traffic, 1)} of {_mb(tot.bytes_moved, 1)} at S = {hi}, {H} heads). Where those bytes live "
         f"depends on the cache: in a cold profile every kernel reads its input from DRAM; kernels back to back "
-        f"find it in L2 only while it fits, and at S = {hi} the naive reference's two S × S tensors "
-        f"({_mib(2 * ks[0].bytes_written['scores'])}) already exceed the H200's {l2:.0f} MiB of L2. At S = "
+        f"can find it in L2. In the course's warm exports (H200) the naive reference's softmax and p v kernels "
+        f"read {small:,.0f} B at most from DRAM at S = {lo_warm} and about half of their input at S = {hi}: softmax "
+        f"{_span(min(sm_w) / 1e6, max(sm_w) / 1e6, '.1f')} of {_mb(ks[1].reads)}, p v "
+        f"{_span(min(pv_w) / 1e6, max(pv_w) / 1e6, '.1f')} of {_mb(ks[2].reads)}, although p was written just "
+        f"before (the two S × S tensors are {_mib(2 * ks[0].bytes_written['scores'])}). At S = "
         f"{2 * hi} one tensor is {_mib(ai_model.naive(B, H, 2 * hi, D)[0].bytes_written['scores'])}, and at long "
         f"context the S² memory itself becomes the limit (S = {big_s // 1024}k, {big_h} heads: "
         f"{ai_model.naive(1, big_h, big_s, D)[0].bytes_written['scores'] / 2**30:.0f} GiB for one layer's scores). "
@@ -537,7 +586,7 @@ def _notes_ncu() -> str:
     from grader.analysis.ncu import unit_text
     _, _, _, sizes = fig.bench_shape()
     hi = max(sizes)
-    rows = ["| range | kernel | time us | SOL Mem % | SOL SM % | DRAM % | GFLOP/s (FP32 instr.) | AI DRAM | AI L2 | "
+    rows = ["| range | kernel | time µs | SOL Mem % | SOL SM % | DRAM % | GFLOP/s (FP32 instr.) | AI DRAM | AI L2 | "
             "bound (ncu's rule) | busiest unit |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for p in fig.fixture():
         if not p.nvtx.endswith(f"_S{hi}") or p.nvtx.startswith("student"):

@@ -193,7 +193,9 @@ def explain_compare(rows: list[dict]) -> list[str]:
     l2 = big["l2_cache_bytes"]
     l2_text = f"the GPU's {l2 / 2**20:.0f} MiB L2" if l2 else "the GPU's L2"
     lines = ["Cold export (Nsight Compute's default, --cache-control all: every cache flushed before each "
-             "kernel): each kernel reads its inputs from DRAM, so DRAM reads match the model's reads; what a "
+             "kernel): each kernel reads its inputs from DRAM, so DRAM reads match the model's reads, except "
+             "where one kernel reads back what another wrote (a key-split kernel's merge re-reads the partial "
+             "results: more than the model's reads); what a "
              "kernel writes can still sit in L2 when it ends and is written back outside it, so DRAM writes "
              "fall below the model's writes.",
              *_l2_sentences(rows),

@@ -29,8 +29,10 @@ EXPORT_HELP = ("export one with: ncu -i report.ncu-rep --csv --page raw --print-
 #   SM % or Memory % >= 80          "High Throughput": the busier side is the limiter
 #   both < 60                       latency: neither side is busy ("grid too small" when the
 #                                   grid fills less than one wave of the SMs)
-#   otherwise                       "well-balanced", or one side "more heavily utilized"
-#                                   when they differ by 10 points or more
+#   otherwise                       "well-balanced" ("balanced" here) while the two are within
+#                                   10 points; from a 10-point gap on, "Memory (Compute) is more
+#                                   heavily utilized than Compute (Memory)": "memory-heavy" /
+#                                   "compute-heavy" here (the busier side leads, neither limits)
 # The exports in tests/fixtures/ncu carry the rule's own verdict rows; tests/analysis/test_ncu.py
 # checks classify() against every one of them.
 LIMITER_PCT = 80.0     # no_bound_threshold: at or above it, that side is the limiter
@@ -39,8 +41,10 @@ BALANCED_GAP = 10.0    # balanced_threshold: "more heavily utilized" from this g
 BOUND_RULE = (f"bound (Nsight Compute's SOL bottleneck rule): compute- or memory-bound when SM % or "
               f"Memory % reaches {LIMITER_PCT:g}% (the busier side limits); latency-bound when both are "
               f"below {LATENCY_PCT:g}% (nothing is busy: too little parallel work, or waiting on "
-              f"latency); balanced in between. SM % is the busiest SM unit (issue slots, a pipe), "
-              "Memory % the busiest memory unit (L1, L2, DRAM): the unit column names it")
+              f"latency); in between, balanced when the two are within {BALANCED_GAP:g} points, else "
+              "memory-heavy or compute-heavy (ncu's \"more heavily utilized\": that side leads, neither "
+              "limits yet). SM % is the busiest SM unit (issue slots, a pipe), Memory % the busiest memory "
+              "unit (L1, L2, DRAM): the unit column names it")
 
 # SOL breakdown metrics (`*.avg.pct_of_peak_sustained_elapsed`, in the raw page) -> the unit
 # they measure; the first prefix that matches names the unit. Aggregates (sm__throughput,
@@ -407,13 +411,16 @@ def _launch_numbers(m: dict) -> dict:
 def classify(memory_pct: float | None, compute_pct: float | None) -> str | None:
     """Nsight Compute's SOL bottleneck verdict (BOUND_RULE): "compute-bound" / "memory-bound"
     (a side at LIMITER_PCT or more; a tie goes to compute, as in ncu's rule),
-    "latency-bound" (both below LATENCY_PCT), else "balanced"."""
+    "latency-bound" (both below LATENCY_PCT), else "memory-heavy" / "compute-heavy" (ncu's
+    "more heavily utilized": BALANCED_GAP points or more apart) or "balanced"."""
     if memory_pct is None or compute_pct is None:
         return None
     if max(memory_pct, compute_pct) >= LIMITER_PCT:
         return "memory-bound" if memory_pct > compute_pct else "compute-bound"
     if max(memory_pct, compute_pct) < LATENCY_PCT:
         return "latency-bound"
+    if abs(memory_pct - compute_pct) >= BALANCED_GAP:
+        return "memory-heavy" if memory_pct > compute_pct else "compute-heavy"
     return "balanced"
 
 
@@ -544,7 +551,7 @@ def format_table(profiles: list[KernelProfile]) -> str:
     nvtx = any(p.nvtx for p in profiles)
     caches = any(p.cache for p in profiles)
     width = 16 if nvtx else 0
-    lines = [f"{'cache ' if caches else ''}{'range' if nvtx else '':<{width}}{'kernel':<44} {'n':>3} {'time us':>10} "
+    lines = [f"{'cache ' if caches else ''}{'range' if nvtx else '':<{width}}{'kernel':<44} {'n':>3} {'time µs':>10} "
              f"{'Mem %':>6} {'SM %':>6} {'DRAM %':>7} {'DRAM MB':>9} {'GFLOP/s':>10} {'AI DRAM':>8} {'AI L2':>7}  "
              f"{'bound':<14} busiest unit"]
     for p in profiles:

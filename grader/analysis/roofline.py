@@ -62,9 +62,11 @@ L2_MIB = {"H200": 60, "H100": 50}      # L2 capacity (device attribute of the H2
 # TF32 products per fp32 product (big·big + big·small + small·big), a third of the TF32 rate.
 # One clock policy for every peak the course quotes: the maximum SM clock, 1.98 GHz, which the
 # H100 held throughout the grader's timing (NVML, 2026-11-25: median and minimum 1980 MHz at
-# every size). NVIDIA's datasheet quotes TF32 at 1.83 GHz (494.7 TFLOP/s dense), and Nsight
-# Compute locks the clocks lower while it profiles (the H200 fixture's tensor-core kernel ran
-# at 1.79 GHz), so profiled rates sit up to ~10% below these peaks.
+# every size). NVIDIA's datasheet quotes TF32 at 1.83 GHz (494.7 TFLOP/s dense). `make profile`
+# leaves the clocks to the GPU (--clock-control none), and there the tensor-core kernel ran
+# slower than the others: in the H200 fixture at S = 1024 (smsp__cycles_elapsed.avg.per_second)
+# fused_tc_kernel at 1.78 GHz, the CUDA-core kernels at 1.96-1.98 GHz; so a profiled
+# tensor-core rate sits up to ~10% below these peaks.
 # Capabilities not listed have no tensor-core ceiling here (their review flag is not raised).
 FLOP_PER_SM_CLOCK = {
     "8.0": {"fp32": 128, "tf32": 1024},

@@ -503,12 +503,15 @@ class Judge:
         """This config's error beside attention computed here in each precision a kernel may
         use (grader/analysis/numerics.py); the judgement is made over every public config at the end."""
         from ..analysis.numerics import errors_by_precision, likely_precision
+        from ..core.config import PRECISIONS, load_precision
         try:
             errors = errors_by_precision(q, k, v, expected)
+            # the lesson says whether the precision is allowed: the config's [precision] policy
+            allowed = load_precision(self.cfg.source).allowed if Path(self.cfg.source).is_file() else PRECISIONS
         except Exception:  # noqa: BLE001 - forensics never cost a grade
             return
         self._judged.append({"name": name, "max_err": result.max_err, "passed": result.passed, "errors": errors})
-        self.state["numerics"] = likely_precision(self._judged, self.cfg.tolerance)
+        self.state["numerics"] = likely_precision(self._judged, self.cfg.tolerance, allowed)
 
     def _name_the_precision(self) -> None:
         """A config the usual mistakes do not explain, whose error is a reduced precision's

@@ -1,7 +1,8 @@
 """Single-pass TF32, emulated on the CPU: q, k, p and v rounded to TF32's 10-bit mantissa
 before each product, sums in fp32 (what tensor cores do with TF32 inputs). Passes the three
 ordinary configs (errors ~1e-4), fails the large-score config by far: the numerics forensics
-must say "TF32" and that it is outside the precision policy."""
+must say "TF32" (rounded to nearest, not truncated) and that TF32, though allowed, cannot pass
+the large-score config."""
 
 _CPP_SRC = r"""
 #include <torch/extension.h>
