@@ -468,10 +468,11 @@ def test_the_3xtf32_comment_is_the_arithmetic_and_the_simulation():
     3xTF32 error is fp32's: fused_tc.cu quotes both rows of tools/figures.py."""
     import torch
     fig = handout.fig
-    x = torch.randn(2, 1 << 20)
+    x = torch.randn(2, 1 << 20, generator=torch.Generator().manual_seed(0))
     small = x - fig._tf32(x, "rna")
     assert (small.abs() <= 2.0 ** -11 * x.abs()).all()
-    ratio = (small[0] * small[1]).abs() / (x[0] * x[1]).abs()
+    # in float64: the bound is exact, and a float32 product of the parts rounds past it by an ulp
+    ratio = (small[0].double() * small[1].double()).abs() / (x[0].double() * x[1].double()).abs()
     assert 2.0 ** -24 < ratio.max() <= 2.0 ** -22
     errors = fig.precision_errors_by_config()
     for (lo3, hi3), (lo, hi) in zip(errors["3xtf32"], errors["fp32"]):
