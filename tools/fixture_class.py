@@ -81,7 +81,7 @@ TIMESTAMPS = {"alice": "2026-12-11T20:00:00+00:00",        # on time
 
 def _source(fixture: str) -> str:
     if fixture == "TEMPLATE":
-        return (REPO / "student_template" / "attention.py").read_text()
+        return (REPO / "grader" / "pristine" / "attention.py").read_text()   # the template as shipped, not as edited
     if fixture == "REFERENCE_FUSED_CU":
         text = (REPO / "reference" / "fused.cu").read_text()
         return f'_CUDA_SRC = r"""\n{text}\n"""\n'

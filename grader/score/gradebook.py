@@ -254,7 +254,7 @@ def row(doc: dict, items: list[Item], late: Lateness, sizes: list[int], n_public
     r["compile_seconds"] = comp.get("seconds")
     r["flags"] = ";".join(dict.fromkeys(f"{f['tier']}:{f['code']}" for f in doc.get("flags", [])))
     r["late_days"] = late.days
-    r["late_penalty"] = late.penalty
+    r["late_penalty"] = round(late.penalty, 6)      # 3 days at 0.1: 0.3, not 0.30000000000000004
     r["backend"] = doc.get("backend")
     r["message"] = doc.get("message", "")[:300]
     r["overrides"] = "; ".join(o.label() for o in sorted((chosen or {}).values(), key=lambda o: o.line))
