@@ -30,7 +30,7 @@ def split_answers(md: str | None) -> tuple[dict, dict]:
         if h:
             title = h[1].lower()
             current = next((k for k, s in zip(SECTION_KEYS, SECTIONS)
-                            if s.lower().rstrip("?") in title or k in title.split()), None)
+                            if s.lower().rstrip("?") in title or k in re.findall(r"[a-z]+", title)), None)
             continue
         if current:
             answers[current] = answers.get(current, "") + line + "\n"
