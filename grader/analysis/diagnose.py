@@ -27,6 +27,7 @@ Shapes (batch, heads, seq, head_dim); tensors float64 on the CPU. Pure functions
 from __future__ import annotations
 
 import math
+import re
 
 import torch
 
@@ -88,31 +89,141 @@ def _column_softmax(q, k, v, scale: float):
     return (p / p.sum(0, keepdim=True)) @ v
 
 
-def _candidates(S: int, D: int):
-    """(phrase, function of a (q, k, v) slice) for each wrong formula that applies here."""
+def _online_no_rescale(q, k, v, scale: float, block: int):
+    """Online softmax over key blocks of `block` whose running sum is rescaled by
+    exp(m_old - m_new) when the row max grows, but whose output accumulator is not."""
+    s = q @ k.T * scale
+    m = torch.full((q.shape[0], 1), -math.inf, dtype=s.dtype)
+    den, acc = torch.zeros_like(m), torch.zeros(q.shape[0], v.shape[1], dtype=s.dtype)
+    for j0 in range(0, k.shape[0], block):
+        blk = s[:, j0:j0 + block]
+        new = torch.maximum(m, blk.amax(-1, keepdim=True))
+        p = torch.exp(blk - new)
+        den, acc, m = den * torch.exp(m - new) + p.sum(-1, keepdim=True), acc + p @ v[j0:j0 + block], new
+    return acc / den
+
+
+def _last_key_repeated(q, k, v, scale: float, times: int):
+    """softmax with the last key counted `times` times: a tile's keys past S clamped to S - 1."""
+    s = q @ k.T * scale
+    p = torch.exp(s - s.amax(-1, keepdim=True))
+    p[:, -1] *= times
+    return p / p.sum(-1, keepdim=True) @ v
+
+
+def _v_swapped(v):
+    """V read as V[..][x][j] where V[..][j][x] was meant: row j, dim x is flat element x·D + j."""
+    S, D = v.shape
+    return v.reshape(-1)[torch.arange(D)[None, :] * D + torch.arange(S)[:, None]]
+
+
+def _first_keys(q, k, v, g, scale: float) -> int | None:
+    """The n < S for which attention over only the first n keys is closest to `g` on these
+    rows, every n at once: running log-sums over the keys (r·S·D work), v's positive and
+    negative parts apart, so that no n's weights underflow where a later key holds the max."""
+    s = (q @ k.T * scale)[:, :, None]                        # (rows, keys, 1)
+    den = torch.logcumsumexp(s, 1)
+    part = [torch.exp(torch.logcumsumexp(s + w.clamp_min(0).log()[None], 1) - den) for w in (v, -v)]
+    miss = (part[0] - part[1] - g[:, None, :]).abs().nan_to_num(math.inf).amax((0, 2))     # (n,): n - 1 keys
+    return int(miss[:-1].argmin()) + 1 if k.shape[0] > 1 else None
+
+
+def _fitted_scale(q, k, v, g) -> float:
+    """The scale c of softmax(q kᵀ·c) v closest to `g` on these rows: a grid of factors of
+    2^(1/4) from 1/16 to 16 times 1/√D, then a golden-section search around the best."""
+    right = 1 / math.sqrt(q.shape[-1])
+
+    def miss(log_c):
+        return float((_attention(q, k, v, math.exp(log_c)) - g).abs().max())
+    grid = [math.log(right) + t / 4 * math.log(2) for t in range(-16, 17)]
+    i = min(range(len(grid)), key=lambda j: miss(grid[j]))
+    lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
+    golden = (math.sqrt(5) - 1) / 2
+    for _ in range(40):                                       # 0.618^40 of a 2^(1/2) bracket: ~1e-9
+        a, b = hi - golden * (hi - lo), lo + golden * (hi - lo)
+        lo, hi = (lo, b) if miss(a) < miss(b) else (a, hi)
+    return math.exp((lo + hi) / 2)
+
+
+def _keys_phrase(n: int, S: int) -> str:
+    """Attention over the first n keys, and the loop that would leave the rest out."""
+    head = f"attention over only the first {n} of S = {S} keys"
+    if n == S - 1:
+        return f"{head}: the last key (j = S-1 = {S - 1}) left out (a key loop that stops one short)"
+    tiles = [t for t in TILES if S % t and S // t * t == n]
+    if tiles:
+        return (f"{head}: the keys from {n} on left out: the last partial tile of K/V (S = {S} is not a multiple of "
+                f"{', '.join(map(str, tiles))}) is skipped")
+    sizes = [t for t in range(S - n + 1, n + 1) if n % t == 0][:3]    # tiles whose last full one ends at n
+    return (f"{head}: the keys from {n} on left out (a key loop that stops early"
+            + (f", or the last partial tile of {' or '.join(map(str, sizes))} keys skipped)" if sizes else ")"))
+
+
+def _candidates(S: int, D: int, fitted: dict):
+    """(phrase, function of a (q, k, v) slice, row-wise) for each wrong formula that applies
+    here; row-wise: row i of the output needs only row i of q (a few rows are tried first).
+    `fitted`: the keys kept and the scale that fit the worst slice best (_fitted)."""
     right = 1 / math.sqrt(D)
-    out = [("a missing 1/√D scale (softmax(q·kᵀ)·v)", lambda q, k, v: _attention(q, k, v, 1.0)),
-           ("a 1/D scale instead of 1/√D (the scale applied twice?)", lambda q, k, v: _attention(q, k, v, 1 / D))]
+    out = [("a missing 1/√D scale (softmax(q·kᵀ)·v)", lambda q, k, v: _attention(q, k, v, 1.0), True),
+           ("a 1/D scale instead of 1/√D (the scale applied twice?)", lambda q, k, v: _attention(q, k, v, 1 / D), True),
+           ("the 1/√D scale applied after the softmax (to the output) instead of to the scores",
+            lambda q, k, v: _attention(q, k, v, 1.0) * right, True)]
     if D != 64:
         out += [(f"a scale of 1/√64 at D = {D}: is the head dimension hard-coded to 64?",
-                 lambda q, k, v: _attention(q, k, v, 1 / 8)),
+                 lambda q, k, v: _attention(q, k, v, 1 / 8), True),
                 (f"q·k summed over only the first 64 of {D} dims: is D = 64 hard-coded?",
-                 lambda q, k, v: _attention(q[:, :64], k[:, :64], v, right))]
+                 lambda q, k, v: _attention(q[:, :64], k[:, :64], v, right), True)]
+    root = math.isqrt(D)
+    if root * root != D:                                     # (int)sqrt(D) is not √D
+        out.append((f"a scale of 1/{root} instead of 1/√{D} = 1/{math.sqrt(D):.4g}: √D truncated to an integer",
+                    lambda q, k, v: _attention(q, k, v, 1 / root), True))
     out += [("K read transposed (k[d][j] instead of k[j][d]: q·kᵀ needs row j of k)",
-             lambda q, k, v: _attention(q, k.reshape(-1).reshape(D, S).T, v, right)),
+             lambda q, k, v: _attention(q, k.reshape(-1).reshape(D, S).T, v, right), True),
             ("V read transposed (v[d][j] instead of v[j][d])",
-             lambda q, k, v: _attention(q, k, v.reshape(-1).reshape(D, S).T, right)),
-            ("a softmax that is not normalised (no division by the row's sum of exp)",
-             lambda q, k, v: _attention(q, k, v, right, normalise=False)),
+             lambda q, k, v: _attention(q, k, v.reshape(-1).reshape(D, S).T, right), True)]
+    if (D - 1) * D + S - 1 < S * D:                          # every x·D + j inside the slice
+        out.append(("V indexed with its last two indices swapped (V[..][x][j] instead of V[..][j][x]: the flat "
+                    "element x·D + j of the slice, not row j)",
+                    lambda q, k, v: _attention(q, k, _v_swapped(v), right), True))
+    out += [("a softmax that is not normalised (no division by the row's sum of exp)",
+             lambda q, k, v: _attention(q, k, v, right, normalise=False), True),
             ("uniform weights: every row is the mean of V's rows (the scores never reach the softmax, "
-             "or the softmax of a constant)", lambda q, k, v: v.mean(0, keepdim=True).expand_as(v)),
+             "or the softmax of a constant)", lambda q, k, v: v.mean(0, keepdim=True).expand_as(v), False),
             ("a softmax over the wrong axis (normalised down each column, over the queries, instead of "
-             "along each row, over the keys)", lambda q, k, v: _column_softmax(q, k, v, right))]
-    for keys in sorted({S // t * t for t in TILES if S % t and S > t}, reverse=True):
-        tiles = ", ".join(str(t) for t in TILES if S % t and S // t * t == keys)
-        out.append((f"the keys from {keys} on left out: the last partial tile of K/V (S = {S} is not a "
-                    f"multiple of {tiles}) is skipped", lambda q, k, v, n=keys: _attention(q, k, v, right, keys=n)))
+             "along each row, over the keys)", lambda q, k, v: _column_softmax(q, k, v, right), False)]
+    for block in (8, 16, 32, 48, 64, 128):
+        if block < S:
+            out.append((f"an online softmax over key blocks of {block} whose running sum is rescaled when the max "
+                        "grows but whose accumulator is not rescaled (acc *= exp(m_old - m_new) forgotten)",
+                        lambda q, k, v, b=block: _online_no_rescale(q, k, v, right, b), True))
+    repeats: dict = {}
+    for t in TILES:
+        if S % t and S > t:
+            repeats.setdefault(t - S % t + 1, []).append(t)
+    for times, tiles in repeats.items():
+        out.append((f"the last partial tile of keys read past S, clamped to key S-1 instead of masked: key {S - 1} "
+                    f"counted {times} times (tiles of {', '.join(map(str, tiles))}); mask the keys past S out of the "
+                    "softmax", lambda q, k, v, n=times: _last_key_repeated(q, k, v, right, n), True))
+    if fitted.get("keys"):
+        n = fitted["keys"]
+        out.append((_keys_phrase(n, S), lambda q, k, v: _attention(q, k, v, right, keys=n), True))
+    c = fitted.get("scale")
+    if c and abs(c * math.sqrt(D) - 1) > 1e-3:
+        out.append((f"a scale of 1/{1 / c:.3g} instead of 1/√{D} = 1/{math.sqrt(D):.4g} (the best-fitting scale)",
+                    lambda q, k, v: _attention(q, k, v, c), True))
     return out
+
+
+FIT_ROWS = 16       # the worst rows of the worst slice: where the kept keys and the scale are fitted
+
+
+def _fitted(got, err, q, k, v, b: int, h: int) -> tuple[torch.Tensor, dict]:
+    """The worst rows of slice (b, h), and the n of "the first n keys" and the scale that fit
+    them best (checked like every other formula afterwards)."""
+    rows = err[b, h].amax(-1).topk(min(FIT_ROWS, q.shape[-2])).indices
+    qs, g = q[b, h][rows], got[b, h][rows]
+    return rows, {"keys": _first_keys(qs, k[b, h], v[b, h], g, 1 / math.sqrt(q.shape[-1])),
+                  "scale": _fitted_scale(qs, k[b, h], v[b, h], g)}
 
 
 def _formula(got, expected, q, k, v, bad, err, tolerance, slices):
@@ -120,9 +231,16 @@ def _formula(got, expected, q, k, v, bad, err, tolerance, slices):
     if not bool(torch.isfinite(got).all()):
         return None                    # these formulas give finite numbers: NaN is another story
     bar = max(tolerance, EXPLAINS * float(err.max()))
-    for phrase, formula in _candidates(S, D):
-        if all(float((got[b, h] - formula(q[b, h], k[b, h], v[b, h])).abs().max()) < bar for b, h in slices):
-            return phrase
+    b0, h0 = slices[0]
+    rows, fitted = _fitted(got, err, q, k, v, b0, h0)
+    for phrase, formula, rowwise in _candidates(S, D, fitted):
+        if rowwise and float((got[b0, h0][rows] - formula(q[b0, h0][rows], k[b0, h0], v[b0, h0])).abs().max()) >= bar:
+            continue                   # the worst rows already rule it out
+        outs = [(formula(q[b, h], k[b, h], v[b, h]), b, h) for b, h in slices]
+        miss = max(float((got[b, h] - o).abs().max()) for o, b, h in outs)
+        # evidence, not a guess: it fits the output, and is itself wrong (else the truth fits as well)
+        if miss < bar and max(float((expected[b, h] - o).abs().max()) for o, b, h in outs) >= tolerance:
+            return f"{phrase} (to {miss:.0e} on {len(slices)} (b, h) slice{'s' if len(slices) > 1 else ''})"
     return None
 
 
@@ -155,19 +273,46 @@ def _no_max_shift(got, expected, q, k, v, bad, err, tolerance, slices):
     return None
 
 
+def never_computed(got, expected, tolerance: float) -> str:
+    """Whole batches from b0 on (or whole heads from h0 on, in every batch) all zeros or NaN
+    and every other (batch, head) slice right: the loop over b (or h) missing or stopping
+    early; "" for any other pattern. Shapes (batch, heads, seq, head_dim)."""
+    B, H = got.shape[:2]
+    wrong = ((got - expected).abs().nan_to_num(math.inf) >= tolerance).flatten(2).any(-1)      # (B, H)
+    empty = ((got == 0) | torch.isnan(got)).flatten(2).all(-1)
+    if not bool(wrong.any()) or bool((wrong & ~empty).any()):
+        return ""
+    for b0 in range(1, B):
+        if bool(wrong[b0:].all()) and not bool(wrong[:b0].any()):
+            return (f"batches >= {b0} never computed: the loop over b is missing or stops early (every slice of "
+                    f"batch {b0} on is all zeros or NaN, every slice before it right)"
+                    + ("; or a batch/head offset (stride) that leaves b out, so that every batch reads and writes "
+                       "batch 0's slices" if b0 == 1 else ""))
+    for h0 in range(1, H):
+        if bool(wrong[:, h0:].all()) and not bool(wrong[:, :h0].any()):
+            return (f"heads >= {h0} never computed: the loop over h is missing or stops early (in every batch, "
+                    f"heads {h0} on are all zeros or NaN, the heads before them right)"
+                    + ("; or a batch/head offset (stride) that leaves h out, so that every head reads and writes "
+                       "head 0's slice" if h0 == 1 else ""))
+    return ""
+
+
 def _heads(got, expected, q, k, v, bad, err, tolerance, slices):
-    """Some (batch, head) slices entirely right, the others wrong: never written, or
-    holding another slice's output."""
+    """Some (batch, head) slices entirely right, the others wrong (most of their rows): never
+    written, or holding another slice's output."""
     B, H = bad.shape[:2]
     wrong = bad.flatten(2).any(-1)                       # (B, H)
     if bool(wrong.all()) or not bool(wrong.any()):
         return None
-    right = [(b, h) for b in range(B) for h in range(H) if not bool(wrong[b, h])]
     bad_slices = [(b, h) for b in range(B) for h in range(H) if bool(wrong[b, h])]
+    if any(float(_bad_rows(bad)[s].double().mean()) < 0.5 for s in bad_slices):
+        return None                    # a few wrong rows in a slice are no evidence about slices
+    right = [(b, h) for b in range(B) for h in range(H) if not bool(wrong[b, h])]
     shown = ", ".join(_index(s) for s in right[:4]) + (", ..." if len(right) > 4 else "")
     what = f"only {len(right)} of the B×H = {B * H} (batch, head) slices right ({shown})"
     if all(bool((got[s] == 0).all()) for s in bad_slices):
-        return f"{what}; the others are all zeros: never written (grid or loop too small over batch·heads?)"
+        return (never_computed(got, expected, tolerance) or
+                f"{what}; the others are all zeros: never written (grid or loop too small over batch·heads?)")
     for s in bad_slices[:1]:
         for b in range(B):
             for h in range(H):
@@ -199,6 +344,9 @@ def _head_dims(got, expected, q, k, v, bad, err, tolerance, slices):
     d0 = int(torch.nonzero(dims)[0])
     if d0 == 0 or not bool(dims[d0:].all()):
         return None
+    if 2 * d0 == D:                    # D/2 (64 at D = 128 too): a halved bound, not a hard-coded 64
+        return (f"only the first half of the head dims right (the first {d0} of D = {D}): a loop over d that "
+                "stops at D/2 (a loop unrolled by two whose bound was halved?)")
     return (f"only the first {d0} of D = {D} output dims right" +
             (": is the head dimension hard-coded to 64?" if d0 == 64 else " (a loop over d that stops early?)"))
 
@@ -239,8 +387,12 @@ FORENSIC = ("the kernel reads memory it never wrote", "the output changes from r
             "the kernel carries state from one", "a batch/head offset (stride)")
 # per-config findings that name a cause everywhere in the output, which a size pattern would contradict
 SPECIFIC = ("a missing 1/√D scale", "a 1/D scale instead", "read transposed", "not normalised", "uniform weights",
-            "over the wrong axis", *FORENSIC)
+            "over the wrong axis", "(batch, head) slices right", "holds the output of slice", "never computed",
+            "applied after the softmax", "V indexed with", "accumulator is not rescaled", "best-fitting scale",
+            *FORENSIC)
 TILE_WORDS = ("tile",)
+FITS_NONE = "the error fits none of the usual mistakes"
+KEYS = re.compile(r"attention over only the first (\d+) of S = (\d+) keys")
 
 
 def _agrees(failed: list[dict], words: tuple) -> bool:
@@ -254,14 +406,104 @@ def _agrees(failed: list[dict], words: tuple) -> bool:
     return True
 
 
-def across_configs(checks: list[dict]) -> str | None:
+def _names_a_cause(message: str) -> bool:
+    """The per-config message already says what is wrong (a formula, a place, a re-run's finding)."""
+    return FITS_NONE not in message and ("the error matches" in message or "the error is the rounding" in message
+                                         or any(f in message for f in FORENSIC))
+
+
+def _key_tile(failed: list[dict], passed: list[dict]) -> int | None:
+    """The smallest tile t for which every failed config's output is attention over the keys of
+    its full tiles (n = S // t · t, read off each config's message) and every passing S is a
+    multiple of t; None when a config dropped no keys or no one tile fits them all."""
+    common = None
+    for c in failed:
+        m = KEYS.search(str(c.get("message", "")))
+        if not m:
+            return None
+        n, S = int(m.group(1)), int(m.group(2))
+        tiles = {t for t in range(S - n + 1, n + 1) if n % t == 0}      # S // t · t == n and S % t != 0
+        common = tiles if common is None else common & tiles
+    common = {t for t in common or () if all(c["config"]["S"] % t == 0 for c in passed)}
+    return min(common) if common else None
+
+
+def _shape(d: dict) -> str:
+    return ", ".join(f"{k} = {d[k]}" for k in ("B", "H", "S", "D"))
+
+
+def _judged(public: list[dict]) -> list[dict]:
+    """The failed configs whose output was judged: a call that raised, crashed or ran out of
+    time says nothing about the formula (the not-implemented template raises on every config)."""
+    return [c for c in public if not c.get("passed") and not str(c.get("message", "")).startswith(NO_OUTPUT)]
+
+
+def probe_plan(checks: list[dict]) -> list[dict]:
+    """Unscored calls that tell two causes apart, for each failed public config that differs
+    from every passing one in two ways or more (config 2 is the only config with B > 1 and the
+    only S that is not a multiple of 64): the same config with one of them changed back,
+    {"config", "removes" ("batch", "tile" or "D"), "shape"}. Shapes come from the public configs
+    only. Nothing for a config whose own message already names what re-runs proved."""
+    public = [c for c in checks if c.get("config")]
+    passed = [c for c in public if c.get("passed")]
+    if not passed:
+        return []
+    plan = []
+    for c in _judged(public):
+        if any(f in str(c.get("message", "")) for f in (*FORENSIC, "never computed")):
+            continue
+        shape, changed = c["config"], {}
+        if shape["B"] > max(p["config"]["B"] for p in passed):
+            changed["batch"] = {**shape, "B": 1}
+        tiles = [t for t in TILES if shape["S"] % t and all(p["config"]["S"] % t == 0 for p in passed)]
+        if tiles and shape["S"] > max(tiles):
+            changed["tile"] = {**shape, "S": shape["S"] // max(tiles) * max(tiles)}
+        dims = [p["config"]["D"] for p in passed]
+        if shape["D"] not in dims:
+            changed["D"] = {**shape, "D": max(set(dims), key=dims.count)}
+        if len(changed) >= 2:
+            plan += [{"config": c["name"], "removes": what, "shape": s} for what, s in changed.items()]
+    return plan
+
+
+CAUSES = {"batch": "the batch", "tile": "S", "D": "D"}
+
+
+def _probed(c: dict, probes: list[dict], passed: list[dict]) -> str | None:
+    """What the judge's unscored probes of config `c` showed: which one thing, changed back,
+    makes it pass."""
+    mine = [p for p in probes if p.get("config") == c["name"] and p.get("removes") in CAUSES]
+    if len(mine) < 2:
+        return None
+    told = "; ".join(f"{_shape(p['shape'])} {'passes' if p.get('passed') else 'fails'}" for p in mine)
+    head = f"{c['name']} ({_shape(c['config'])}) fails; unscored probes on the judge's inputs: {told}"
+    fixed = [p for p in mine if p.get("passed")]
+    if len(fixed) == 1 and len(mine) == 2:
+        cause = fixed[0]["removes"]
+        other = next(p["removes"] for p in mine if p is not fixed[0])
+        S = c["config"]["S"]
+        tiles = ", ".join(str(t) for t in TILES if S % t and all(p["config"]["S"] % t == 0 for p in passed))
+        what = {"batch": "a batch bug: a batch offset or stride, a loop over b, or a scratch buffer shared by the "
+                         "batches",
+                "tile": f"the last partial tile (S = {S} is not a multiple of {tiles}) is skipped or read past its "
+                        "end; mask it",
+                "D": f"D = {c['config']['D']}: a head dimension hard-coded somewhere"}[cause]
+        return f"{head}: {CAUSES[cause]}, not {CAUSES[other]}, makes it fail: {what}"
+    if not fixed:
+        return f"{head}: each change alone still fails: more than one cause (or H = {c['config']['H']})"
+    if len(fixed) == len(mine):
+        return f"{head}: each change alone passes: only the combination fails"
+    return head
+
+
+def across_configs(checks: list[dict], numerics: dict | None = None, probes: list[dict] | None = None) -> str | None:
     """A pattern over the public configs of a results document's `checks` (hidden ones
     carry no shape and are left out), or None: wrong only on the large-score config, only
-    where S is not a multiple of a tile, only at D = 128; every config wrong."""
+    where S is not a multiple of a tile, only at D = 128; every config wrong. `numerics`
+    (grader/analysis/numerics.py, the document's `numerics`) decides whether rounding is a
+    cause; `probes` (the document's `probes`) which of two differences makes a config fail."""
     public = [c for c in checks if c.get("config")]
-    # only configs whose output was judged: a call that raised, crashed or ran out of time
-    # says nothing about the formula (the not-implemented template raises on every config)
-    failed = [c for c in public if not c.get("passed") and not str(c.get("message", "")).startswith(NO_OUTPUT)]
+    failed = _judged(public)
     if not failed or not public:
         return None
     passed = [c for c in public if c.get("passed")]
@@ -270,19 +512,36 @@ def across_configs(checks: list[dict]) -> str | None:
         return None            # each config's message already names what the re-runs proved
     if not passed and len(failed) == len(public) and not all("were never written" in str(c.get("message", ""))
                                                              for c in failed):
-        return (f"every config is wrong ({names}): the mistake is in the formula itself, not in tiles or sizes;"
-                " compare your output with the model answer at the first mismatch")
+        tile = _key_tile(failed, passed)
+        if tile:
+            return (f"every config ({names}) is attention over the keys of its full tiles of {tile} only: the keys "
+                    f"past the last full tile of {tile} left out; the last partial tile is skipped: mask it instead")
+        if all(_names_a_cause(str(c.get("message", ""))) for c in failed):
+            return None        # each config's own message names its cause; no size pattern to add
+        return (f"every config fails, so no size pattern can be read ({names}): compare your output with the "
+                "model answer at the first mismatch")
     large = [c for c in failed if c["config"].get("qk_std", 1) > 1]
     if large == failed and _agrees(failed, ("max shift", "overflow")):
         std = large[0]["config"]["qk_std"]
         what = f"wrong only on the large-score config ({names}: q and k × {std:g}, scores in the hundreds)"
+        shift = "the max shift missing or not over the whole row"
         if all("NaN/Inf" in c.get("message", "") or "max shift" in c.get("message", "") for c in large):
-            return (f"{what}, with NaN/Inf: a softmax without the max shift; exp() overflows float32 above "
-                    f"{EXP_OVERFLOW:.1f}, so subtract each row's maximum score before exp()")
-        return (f"{what}: large scores magnify any error in q·k, so the scores need full fp32 products "
-                "(single-pass TF32 or bf16 fail here); or the max shift is applied to only part of the row")
+            return (f"{what}, with NaN/Inf: {shift}; exp() overflows float32 above {EXP_OVERFLOW:.1f}, so subtract "
+                    "each row's maximum score, over all its keys, before exp()")
+        precision = (numerics or {}).get("precision")
+        if numerics and precision in ("", "fp32", "mixed"):
+            return (f"{what}; your error matches no reduced precision's rounding (see numerics), so not the "
+                    f"products: {shift} (an exponent clamped, a max taken over part of the row)")
+        said = f"; {precision} rounding matches your error (see numerics)" if precision else ""
+        return (f"{what}: large scores magnify any rounding of q·k, so the scores need full fp32 products and fp32 "
+                f"storage: single-pass TF32, fp16/bf16 products or a score stored in fp16 fail here{said}"
+                + ("" if precision else f"; or {shift}"))
     if not passed:
         return None            # a pattern over sizes needs a config that passed to contrast with
+    for c in failed if len(failed) == 1 else ():
+        told = _probed(c, probes or [], passed)
+        if told:
+            return told
     D = {c["config"]["D"] for c in failed}
     if len(D) == 1 and all(c["config"]["D"] not in D for c in passed) and _agrees(failed, HEAD_DIM_WORDS):
         return (f"wrong only at D = {D.pop()} ({names}): a head dimension hard-coded somewhere (array sizes, "
@@ -291,7 +550,16 @@ def across_configs(checks: list[dict]) -> str | None:
              and all(c["config"]["S"] % t == 0 for c in passed)]
     if tiles and _agrees(failed, TILE_WORDS):
         sizes = ", ".join(str(c["config"]["S"]) for c in failed)
-        return (f"wrong only where S is not a multiple of a tile ({names}: S = {sizes}, not a multiple of "
-                f"{', '.join(map(str, tiles))}; every config that passes has such an S): the last partial "
+        tile = (f"S = {sizes}, not a multiple of {', '.join(map(str, tiles))}; every config that passes has such "
+                "an S")
+        also = [f"{k} = {c['config'][k]}" for k in ("B", "H") for c in failed[:1]
+                if all(c["config"][k] != p["config"][k] for p in passed)]
+        named = all(any(w in str(c.get("message", "")) for w in TILE_WORDS) for c in failed)
+        if also and not named:  # it also differs in B or H, and its own message does not say which
+            return (f"wrong only on {names}, which differs from every config that passes in S ({tile}) and in "
+                    f"{' and '.join(also)}: the last partial tile skipped or read past its end, or the "
+                    f"{'batch' if also[0].startswith('B') else 'head'} indexing; the config's own message may "
+                    "tell which")
+        return (f"wrong only where S is not a multiple of a tile ({names}: {tile}): the last partial "
                 "tile is skipped or read past its end; mask it")
     return None
