@@ -73,8 +73,11 @@ def likely_precision(judged: list[dict], tolerance: float) -> dict:
         return "; ".join(f"{c['name']}: {c['max_err']:.2g} vs {c['errors'][name]:.2g}" for c in usable)
     fp32 = PRECISIONS[0][0]
     if all(c["max_err"] <= MATCH * max(c["errors"][fp32], 1e-9) for c in usable):
-        return {"precision": fp32, "evidence": f"your max_err vs an fp32 computation's: {shown(fp32)}",
-                "lesson": "within the precision policy"}
+        found = {"precision": fp32, "evidence": f"your max_err vs an fp32 computation's: {shown(fp32)}",
+                 "lesson": "within the precision policy"}
+        if all(c["max_err"] * MATCH < c["errors"][fp32] for c in usable):
+            found["better"] = True          # below fp32's own rounding everywhere: float64 sums, or compensated
+        return found
     for name, _ in PRECISIONS[1:]:
         ratios = [max(c["max_err"], 1e-12) / max(c["errors"][name], 1e-12) for c in usable]
         if all(1 / MATCH <= x <= MATCH for x in ratios):
@@ -82,8 +85,9 @@ def likely_precision(judged: list[dict], tolerance: float) -> dict:
             if fails:
                 lesson = (f"outside the precision policy: at this precision {', '.join(fails)} "
                           f"{'is' if len(fails) == 1 else 'are'} off by more than the tolerance {tolerance:g} "
-                          "(large scores magnify q·k's rounding); keep fp32 products, or split each in three "
-                          "(3xTF32)")
+                          "(large scores magnify q·k's rounding); keep the products and the stored scores in fp32 "
+                          "(a score buffer in fp16 or bf16 rounds like products in it), or split each product in "
+                          "three (3xTF32)")
             else:
                 lesson = ("within the tolerance on these configs, with little margin: larger scores or longer "
                           "rows fail at this precision")

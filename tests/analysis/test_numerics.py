@@ -39,3 +39,14 @@ def test_no_precision_is_claimed_for_a_bug_and_mixed_is_said_as_such():
                     passed=True) for c in _judged(None)[:2]]
     assert likely_precision(between, 1e-3)["precision"] == "mixed"
     assert likely_precision([], 1e-3) == {}
+
+
+def test_an_error_far_below_fp32s_is_fp32_or_better_and_the_10_bit_lesson_names_storage():
+    """h16 (every sum in double) was told "likely computed in fp32" at 25x below fp32's error;
+    h08 (scores stored as fp16) was told about products only."""
+    from grader.report.summary import numerics_line
+    double = [dict(c, max_err=c["errors"]["fp32"] / 25) for c in _judged(None)]
+    assert "fp32 or better" in numerics_line(likely_precision(double, 1e-3))
+    assert "fp32 or better" not in numerics_line(likely_precision(_judged(None), 1e-3))
+    lesson = likely_precision(_judged(10), 1e-3)["lesson"]
+    assert "products" in lesson and "stored" in lesson, lesson
