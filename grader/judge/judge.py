@@ -443,14 +443,16 @@ class Judge:
         races (check.differential_message). A re-run that fails says nothing."""
         from .check import DIFFERENTIAL_BYTES, differential_message, with_forensics
         runs: dict = {}
+        # each fill twice: an output that follows the memory must reproduce itself under each fill
         plan = [("0x00", DIFFERENTIAL_BYTES[0]), ("0x00 again", DIFFERENTIAL_BYTES[0]),
-                ("0x41", DIFFERENTIAL_BYTES[1])]
+                ("0x41", DIFFERENTIAL_BYTES[1]), ("0x41 again", DIFFERENTIAL_BYTES[1])]
         for label, byte in plan:
             reply, data = self._rerun(shape, payload, byte)
             if reply is None:
                 return result
             runs[label] = data
-        found = differential_message(first, runs, (shape.B, shape.H, shape.S, shape.D), self.cfg.tolerance)
+        found = differential_message(first, runs, (shape.B, shape.H, shape.S, shape.D), self.cfg.tolerance,
+                                     "cpu" if self.device == "cpu" and self.source.kind == "cpp" else "gpu")
         if not found and shape.B * shape.H > 1:
             found = self._head_state(shape, payload, first)
         return with_forensics(result, found)
@@ -496,7 +498,7 @@ class Judge:
         if reply is None or data is None or len(data) != 2 * S * D * 4:
             return ""
         out = torch.frombuffer(bytearray(data), dtype=torch.float32).reshape(1, 2, S, D).double()
-        return head_state_message(out, truth(*dup), self.cfg.tolerance)
+        return head_state_message(out, truth(*dup), self.cfg.tolerance, got=got, want=want)
 
     def _precision_evidence(self, name: str, q, k, v, expected, result) -> None:
         """This config's error beside attention computed here in each precision a kernel may
