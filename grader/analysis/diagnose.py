@@ -4,23 +4,29 @@
 is off by more than the tolerance; it returns one phrase naming the mistake the error
 matches, with the worst element's index. Two kinds of evidence, tried in this order:
 
-- formulas: the output equals attention computed the wrong way: no 1/√D scale, 1/D
-  instead of 1/√D, 1/√64 at D = 128, only the first 64 dims in q·k, K or V read
-  transposed, the keys past the last full tile left out, no division by the row sum,
-  uniform weights (the mean of V), a softmax over the queries instead of the keys;
-- where the error is: only in rows whose largest score overflows exp() in float32 (no
-  max shift), only in some (batch, head) slices (never written, or another head's
-  output), only in the rows past the last full tile, only in the first rows, only in
-  the output dims past 64, exactly zero (never written: no "factor of 0" is offered).
+- formulas (grader/analysis/formulas.py): the output equals attention computed the wrong way
+  (a scale missing, doubled, after the softmax, truncated or fitted; 64 dims hard-coded; K or V
+  read transposed or through swapped indices; no division by the row sum; uniform weights; a
+  softmax over the queries; an online softmax whose accumulator is not rescaled; the first n
+  keys only; the last partial tile clamped), each named with how closely it matched, and only
+  when it is itself wrong (a formula as close to the truth as the output is no evidence);
+- where the error is: only in rows whose largest score overflows exp() in float32 (no max
+  shift), or whose max over the first T keys does (a max shift over part of the row), only in
+  some (batch, head) slices (whole batches never computed, never written, or another head's
+  output), only in the rows past the last full tile, only in the first rows, only in the
+  output dims past D/2 or 64, exactly zero (never written: no "factor of 0" is offered).
 
 Before any of these, the judge re-runs a wrong public config with other bytes in fresh memory
 (grader/judge/check.py differential_message): an output that follows them read memory it never
 wrote; one that changes between two alike runs races. A cross-config pattern never
 contradicts what a config's own message established.
 
-`across_configs(checks)` reads the checks of a whole grade (results JSON) and names a
-pattern no single config shows: wrong only at D = 128, only where S is not a multiple
-of a tile, only on the large-score config.
+`across_configs(checks, numerics, probes)` reads the checks of a whole grade (results JSON)
+and names a pattern no single config shows: wrong only at D = 128, only where S is not a
+multiple of a tile, only on the large-score config (as numerics allows: rounding or the max
+shift), every config dropping the keys past one tile. `probe_plan(checks)` names the unscored
+calls the judge makes when a failed config differs from every passing one in two ways (config
+2: B = 2 and S = 333): the probes' results say which one fails.
 
 Shapes (batch, heads, seq, head_dim); tensors float64 on the CPU. Pure functions.
 """
@@ -31,9 +37,10 @@ import re
 
 import torch
 
+from .formulas import FIT_ROWS, TILES, candidates, fitted, fitted_candidates
+
 # exp(x) overflows float32 above ln(FLT_MAX) = ln((2 - 2^-23) * 2^127) ~ 88.72
 EXP_OVERFLOW = math.log((2 - 2 ** -23) * 2.0 ** 127)
-TILES = (8, 16, 32, 64, 128)           # tile sizes students use (rows or keys per tile)
 MAX_SLICES = 4                         # formula candidates are computed on at most this many (b, h)
 EXPLAINS = 0.05                        # a candidate explains the output if it is this close (x max_err)
 
@@ -56,7 +63,7 @@ def diagnose(got, expected, inputs: tuple, tolerance: float) -> str | None:
             f"expected {float(expected[worst]):.4g}"
     q, k, v = inputs
     slices = _slices(bad, worst)
-    for check in (_formula, _no_max_shift, _heads, _rows, _head_dims, _zeros, _row_factor):
+    for check in (_formula, _no_max_shift, _partial_max_shift, _heads, _rows, _head_dims, _zeros, _row_factor):
         phrase = check(got, expected, q, k, v, bad, err, tolerance, slices)
         if phrase:
             return f"the error matches {phrase}; {where}"
@@ -71,159 +78,20 @@ def _slices(bad, worst) -> list[tuple[int, int]]:
     return [first] + [s for s in wrong if s != first][:MAX_SLICES - 1]
 
 
-# ---- attention computed the wrong way -------------------------------------------------
+# ---- attention computed the wrong way (grader/analysis/formulas.py) -------------------------
 
-def _attention(q, k, v, scale: float, keys: int | None = None, normalise: bool = True):
-    """softmax(q kᵀ·scale) v for one (S, D) slice in float64; `keys`: only the first keys."""
-    if keys is not None:
-        k, v = k[:keys], v[:keys]
-    s = q @ k.T * scale
-    p = torch.exp(s - s.amax(-1, keepdim=True))
-    return (p / p.sum(-1, keepdim=True) if normalise else p) @ v
-
-
-def _column_softmax(q, k, v, scale: float):
-    """softmax taken over the queries (dim 0 of the (S, S) scores), then times v."""
-    s = q @ k.T * scale
-    p = torch.exp(s - s.amax(0, keepdim=True))
-    return (p / p.sum(0, keepdim=True)) @ v
-
-
-def _online_no_rescale(q, k, v, scale: float, block: int):
-    """Online softmax over key blocks of `block` whose running sum is rescaled by
-    exp(m_old - m_new) when the row max grows, but whose output accumulator is not."""
-    s = q @ k.T * scale
-    m = torch.full((q.shape[0], 1), -math.inf, dtype=s.dtype)
-    den, acc = torch.zeros_like(m), torch.zeros(q.shape[0], v.shape[1], dtype=s.dtype)
-    for j0 in range(0, k.shape[0], block):
-        blk = s[:, j0:j0 + block]
-        new = torch.maximum(m, blk.amax(-1, keepdim=True))
-        p = torch.exp(blk - new)
-        den, acc, m = den * torch.exp(m - new) + p.sum(-1, keepdim=True), acc + p @ v[j0:j0 + block], new
-    return acc / den
-
-
-def _last_key_repeated(q, k, v, scale: float, times: int):
-    """softmax with the last key counted `times` times: a tile's keys past S clamped to S - 1."""
-    s = q @ k.T * scale
-    p = torch.exp(s - s.amax(-1, keepdim=True))
-    p[:, -1] *= times
-    return p / p.sum(-1, keepdim=True) @ v
-
-
-def _v_swapped(v):
-    """V read as V[..][x][j] where V[..][j][x] was meant: row j, dim x is flat element x·D + j."""
-    S, D = v.shape
-    return v.reshape(-1)[torch.arange(D)[None, :] * D + torch.arange(S)[:, None]]
-
-
-def _first_keys(q, k, v, g, scale: float) -> int | None:
-    """The n < S for which attention over only the first n keys is closest to `g` on these
-    rows, every n at once: running log-sums over the keys (r·S·D work), v's positive and
-    negative parts apart, so that no n's weights underflow where a later key holds the max."""
-    s = (q @ k.T * scale)[:, :, None]                        # (rows, keys, 1)
-    den = torch.logcumsumexp(s, 1)
-    part = [torch.exp(torch.logcumsumexp(s + w.clamp_min(0).log()[None], 1) - den) for w in (v, -v)]
-    miss = (part[0] - part[1] - g[:, None, :]).abs().nan_to_num(math.inf).amax((0, 2))     # (n,): n - 1 keys
-    return int(miss[:-1].argmin()) + 1 if k.shape[0] > 1 else None
-
-
-def _fitted_scale(q, k, v, g) -> float:
-    """The scale c of softmax(q kᵀ·c) v closest to `g` on these rows: a grid of factors of
-    2^(1/4) from 1/16 to 16 times 1/√D, then a golden-section search around the best."""
-    right = 1 / math.sqrt(q.shape[-1])
-
-    def miss(log_c):
-        return float((_attention(q, k, v, math.exp(log_c)) - g).abs().max())
-    grid = [math.log(right) + t / 4 * math.log(2) for t in range(-16, 17)]
-    i = min(range(len(grid)), key=lambda j: miss(grid[j]))
-    lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
-    golden = (math.sqrt(5) - 1) / 2
-    for _ in range(40):                                       # 0.618^40 of a 2^(1/2) bracket: ~1e-9
-        a, b = hi - golden * (hi - lo), lo + golden * (hi - lo)
-        lo, hi = (lo, b) if miss(a) < miss(b) else (a, hi)
-    return math.exp((lo + hi) / 2)
-
-
-def _keys_phrase(n: int, S: int) -> str:
-    """Attention over the first n keys, and the loop that would leave the rest out."""
-    head = f"attention over only the first {n} of S = {S} keys"
-    if n == S - 1:
-        return f"{head}: the last key (j = S-1 = {S - 1}) left out (a key loop that stops one short)"
-    tiles = [t for t in TILES if S % t and S // t * t == n]
-    if tiles:
-        return (f"{head}: the keys from {n} on left out: the last partial tile of K/V (S = {S} is not a multiple of "
-                f"{', '.join(map(str, tiles))}) is skipped")
-    sizes = [t for t in range(S - n + 1, n + 1) if n % t == 0][:3]    # tiles whose last full one ends at n
-    return (f"{head}: the keys from {n} on left out (a key loop that stops early"
-            + (f", or the last partial tile of {' or '.join(map(str, sizes))} keys skipped)" if sizes else ")"))
-
-
-def _candidates(S: int, D: int, fitted: dict):
-    """(phrase, function of a (q, k, v) slice, row-wise) for each wrong formula that applies
-    here; row-wise: row i of the output needs only row i of q (a few rows are tried first).
-    `fitted`: the keys kept and the scale that fit the worst slice best (_fitted)."""
-    right = 1 / math.sqrt(D)
-    out = [("a missing 1/√D scale (softmax(q·kᵀ)·v)", lambda q, k, v: _attention(q, k, v, 1.0), True),
-           ("a 1/D scale instead of 1/√D (the scale applied twice?)", lambda q, k, v: _attention(q, k, v, 1 / D), True),
-           ("the 1/√D scale applied after the softmax (to the output) instead of to the scores",
-            lambda q, k, v: _attention(q, k, v, 1.0) * right, True)]
-    if D != 64:
-        out += [(f"a scale of 1/√64 at D = {D}: is the head dimension hard-coded to 64?",
-                 lambda q, k, v: _attention(q, k, v, 1 / 8), True),
-                (f"q·k summed over only the first 64 of {D} dims: is D = 64 hard-coded?",
-                 lambda q, k, v: _attention(q[:, :64], k[:, :64], v, right), True)]
-    root = math.isqrt(D)
-    if root * root != D:                                     # (int)sqrt(D) is not √D
-        out.append((f"a scale of 1/{root} instead of 1/√{D} = 1/{math.sqrt(D):.4g}: √D truncated to an integer",
-                    lambda q, k, v: _attention(q, k, v, 1 / root), True))
-    out += [("K read transposed (k[d][j] instead of k[j][d]: q·kᵀ needs row j of k)",
-             lambda q, k, v: _attention(q, k.reshape(-1).reshape(D, S).T, v, right), True),
-            ("V read transposed (v[d][j] instead of v[j][d])",
-             lambda q, k, v: _attention(q, k, v.reshape(-1).reshape(D, S).T, right), True)]
-    if (D - 1) * D + S - 1 < S * D:                          # every x·D + j inside the slice
-        out.append(("V indexed with its last two indices swapped (V[..][x][j] instead of V[..][j][x]: the flat "
-                    "element x·D + j of the slice, not row j)",
-                    lambda q, k, v: _attention(q, k, _v_swapped(v), right), True))
-    out += [("a softmax that is not normalised (no division by the row's sum of exp)",
-             lambda q, k, v: _attention(q, k, v, right, normalise=False), True),
-            ("uniform weights: every row is the mean of V's rows (the scores never reach the softmax, "
-             "or the softmax of a constant)", lambda q, k, v: v.mean(0, keepdim=True).expand_as(v), False),
-            ("a softmax over the wrong axis (normalised down each column, over the queries, instead of "
-             "along each row, over the keys)", lambda q, k, v: _column_softmax(q, k, v, right), False)]
-    for block in (8, 16, 32, 48, 64, 128):
-        if block < S:
-            out.append((f"an online softmax over key blocks of {block} whose running sum is rescaled when the max "
-                        "grows but whose accumulator is not rescaled (acc *= exp(m_old - m_new) forgotten)",
-                        lambda q, k, v, b=block: _online_no_rescale(q, k, v, right, b), True))
-    repeats: dict = {}
-    for t in TILES:
-        if S % t and S > t:
-            repeats.setdefault(t - S % t + 1, []).append(t)
-    for times, tiles in repeats.items():
-        out.append((f"the last partial tile of keys read past S, clamped to key S-1 instead of masked: key {S - 1} "
-                    f"counted {times} times (tiles of {', '.join(map(str, tiles))}); mask the keys past S out of the "
-                    "softmax", lambda q, k, v, n=times: _last_key_repeated(q, k, v, right, n), True))
-    if fitted.get("keys"):
-        n = fitted["keys"]
-        out.append((_keys_phrase(n, S), lambda q, k, v: _attention(q, k, v, right, keys=n), True))
-    c = fitted.get("scale")
-    if c and abs(c * math.sqrt(D) - 1) > 1e-3:
-        out.append((f"a scale of 1/{1 / c:.3g} instead of 1/√{D} = 1/{math.sqrt(D):.4g} (the best-fitting scale)",
-                    lambda q, k, v: _attention(q, k, v, c), True))
-    return out
-
-
-FIT_ROWS = 16       # the worst rows of the worst slice: where the kept keys and the scale are fitted
-
-
-def _fitted(got, err, q, k, v, b: int, h: int) -> tuple[torch.Tensor, dict]:
-    """The worst rows of slice (b, h), and the n of "the first n keys" and the scale that fit
-    them best (checked like every other formula afterwards)."""
-    rows = err[b, h].amax(-1).topk(min(FIT_ROWS, q.shape[-2])).indices
-    qs, g = q[b, h][rows], got[b, h][rows]
-    return rows, {"keys": _first_keys(qs, k[b, h], v[b, h], g, 1 / math.sqrt(q.shape[-1])),
-                  "scale": _fitted_scale(qs, k[b, h], v[b, h], g)}
+def _evidence(formula, rowwise: bool, got, expected, q, k, v, tolerance: float, slices, rows, bar: float) -> str:
+    """How closely `formula` gives the output on `slices` ("(to 6e-07 on 4 (b, h) slices)"), or
+    "" when it does not (first tried on the worst slice's `rows` when it is row-wise), or when it
+    is itself within the tolerance of the truth (then the truth fits as well: no evidence)."""
+    b0, h0 = slices[0]
+    if rowwise and float((got[b0, h0][rows] - formula(q[b0, h0][rows], k[b0, h0], v[b0, h0])).abs().max()) >= bar:
+        return ""                      # the worst rows already rule it out
+    outs = [(formula(q[b, h], k[b, h], v[b, h]), b, h) for b, h in slices]
+    miss = max(float((got[b, h] - o).abs().max()) for o, b, h in outs)
+    if miss >= bar or max(float((expected[b, h] - o).abs().max()) for o, b, h in outs) < tolerance:
+        return ""
+    return f"(to {miss:.0e} on {len(slices)} (b, h) slice{'s' if len(slices) > 1 else ''})"
 
 
 def _formula(got, expected, q, k, v, bad, err, tolerance, slices):
@@ -232,15 +100,13 @@ def _formula(got, expected, q, k, v, bad, err, tolerance, slices):
         return None                    # these formulas give finite numbers: NaN is another story
     bar = max(tolerance, EXPLAINS * float(err.max()))
     b0, h0 = slices[0]
-    rows, fitted = _fitted(got, err, q, k, v, b0, h0)
-    for phrase, formula, rowwise in _candidates(S, D, fitted):
-        if rowwise and float((got[b0, h0][rows] - formula(q[b0, h0][rows], k[b0, h0], v[b0, h0])).abs().max()) >= bar:
-            continue                   # the worst rows already rule it out
-        outs = [(formula(q[b, h], k[b, h], v[b, h]), b, h) for b, h in slices]
-        miss = max(float((got[b, h] - o).abs().max()) for o, b, h in outs)
-        # evidence, not a guess: it fits the output, and is itself wrong (else the truth fits as well)
-        if miss < bar and max(float((expected[b, h] - o).abs().max()) for o, b, h in outs) >= tolerance:
-            return f"{phrase} (to {miss:.0e} on {len(slices)} (b, h) slice{'s' if len(slices) > 1 else ''})"
+    rows = err[b0, h0].amax(-1).topk(min(FIT_ROWS, S)).indices       # the worst slice's worst rows
+    for phase in range(2):             # the fixed formulas; then those fitted to the worst rows
+        found = candidates(S, D) if phase == 0 else fitted_candidates(S, D, fitted(got, q, k, v, b0, h0, rows, bar))
+        for phrase, formula, rowwise in found:
+            said = _evidence(formula, rowwise, got, expected, q, k, v, tolerance, slices, rows, bar)
+            if said:
+                return f"{phrase} {said}"
     return None
 
 
@@ -270,6 +136,30 @@ def _no_max_shift(got, expected, q, k, v, bad, err, tolerance, slices):
     if not bool(torch.isfinite(got).all(-1).any()):
         return (f"a softmax without the max shift: every row is NaN/Inf, and every row's largest score here "
                 f"exceeds {EXP_OVERFLOW:.1f}, where exp() overflows float32; {fix}")
+    return None
+
+
+def _partial_max_shift(got, expected, q, k, v, bad, err, tolerance, slices):
+    """Wrong exactly in the rows where a later key's score exceeds the max of the first T keys by
+    more than exp() takes in float32: the max shift taken over the first block of keys only."""
+    B, H, S, D = q.shape
+    if bool(torch.isfinite(got).all()):
+        return None                    # a max over part of the row is exact until exp() overflows
+    rows = _bad_rows(bad)
+    blocks = [T for T in (8, 16, 32, 48, 64, 128) if T < S]
+    excess = torch.empty(len(blocks), B, H, S, dtype=q.dtype)  # how far each row's max is above the block's
+    for b in range(B):                                   # one (S, S) slice of scores at a time
+        for h in range(H):
+            s = q[b, h] @ k[b, h].T / math.sqrt(D)
+            for i, T in enumerate(blocks):
+                excess[i, b, h] = s.amax(-1) - s[:, :T].amax(-1)
+    for T, over in zip(blocks, excess):
+        sure, maybe = over > EXP_OVERFLOW + 0.5, over > EXP_OVERFLOW - 0.5         # float32 scores' rounding
+        if bool(sure.any()) and bool((rows | ~sure).all()) and bool((maybe | ~rows).all()):
+            return (f"a max shift over only the first {T} keys: exactly the rows where a later key's score exceeds "
+                    f"the max of keys 0-{T - 1} by more than {EXP_OVERFLOW:.1f} (exp() overflows float32) are wrong "
+                    f"({int(rows.sum())} of {rows.numel()} rows): the running max is not updated after the first "
+                    "block; take the max over the whole row")
     return None
 
 

@@ -200,7 +200,7 @@ def test_the_configs_inputs_separate_every_decoy_from_the_truth():
     import torch
     from grader.core import config
     from grader.judge.check import make_inputs, truth
-    from grader.analysis.diagnose import _attention, _column_softmax
+    from grader.analysis.formulas import attention as _attention, column_softmax as _column_softmax
     cfg = config.load()
 
     def no_shift32(q, k, v):
@@ -383,3 +383,30 @@ def test_every_config_wrong_says_what_it_knows():
              _check("config 3", 256, 128, False, keys(240, 256))]
     said = across_configs(tiles)
     assert "the keys past the last full tile of 48 left out" in said, said
+
+
+def test_probe_plan_changes_one_difference_at_a_time():
+    """Finding 2: config 2 differs from every passing config in B and in S; the judge's unscored
+    probes change one back each. Nothing to probe on a hidden config, when nothing passed, or
+    when the config's own message names what the re-runs proved."""
+    from grader.analysis.diagnose import probe_plan
+    fits_none = "max_err 1.6 >= tolerance 0.001; the error fits none of the usual mistakes; worst ..."
+    assert probe_plan(_public(fits_none)) == [
+        {"config": "config 2", "removes": "batch", "shape": {"B": 1, "H": 3, "S": 333, "D": 64}},
+        {"config": "config 2", "removes": "tile", "shape": {"B": 2, "H": 3, "S": 256, "D": 64}}]
+    assert probe_plan(_public("the output changes from run to run on the same inputs ...")) == []
+    assert probe_plan([dict(c, passed=False) for c in _public(fits_none)]) == []
+    hidden = {"name": "hidden 1", "config": None, "passed": False, "message": "max_err at or above the tolerance"}
+    assert probe_plan(_public("", config2_passed=True) + [hidden]) == []
+
+
+def test_a_max_shift_over_the_first_block_only():
+    """h13: the running max taken from the first block of 64 keys only: NaN exactly in the rows
+    where a later key's score exceeds that max by more than exp() can take in float32."""
+    (q, k, v), expected = _case(S=256, qk_std=8.0)
+    s = q @ k.transpose(-1, -2) / 8
+    p = torch.exp(s - s[..., :64].amax(-1, keepdim=True))
+    got = (p / p.sum(-1, keepdim=True)) @ v
+    assert not torch.isfinite(got).all() and torch.isfinite(got).any()
+    phrase = _diagnose(got, (q, k, v), expected)
+    assert "a max shift over only the first 64 keys" in phrase, phrase
