@@ -50,7 +50,7 @@ def _diagnosis(r: GradeResult) -> str | None:
     from dataclasses import asdict
 
     from ..analysis.diagnose import across_configs
-    return across_configs([asdict(c) for c in r.checks])
+    return across_configs([asdict(c) for c in r.checks], numerics=r.numerics, probes=list(r.probes))
 
 
 def format_result(r: GradeResult) -> str:
