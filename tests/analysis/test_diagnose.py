@@ -2,6 +2,7 @@
 make it, is named; a right output gets None; noise is named as no known pattern. Then the
 same through real kernels (tests/submissions/wrong/) and the whole grade's pattern."""
 import math
+import os
 import re
 from dataclasses import asdict
 
@@ -398,6 +399,65 @@ def test_probe_plan_changes_one_difference_at_a_time():
     assert probe_plan([dict(c, passed=False) for c in _public(fits_none)]) == []
     hidden = {"name": "hidden 1", "config": None, "passed": False, "message": "max_err at or above the tolerance"}
     assert probe_plan(_public("", config2_passed=True) + [hidden]) == []
+
+
+# ---- the held-out kernels a TA graded (issue 32): each one's summary names its real bug ----
+
+HELD_OUT = [
+    # (fixture, verdict, phrases the printed summary holds, phrases it must not)
+    ("wrong/skips_last_key.py", "wrong_answer", ["the last key (j = S-1 = 127) left out"], ["not in tiles or sizes"]),
+    ("wrong/v_indices_swapped.py", "wrong_answer", ["V indexed with its last two indices swapped"], []),
+    ("wrong/scale_after_softmax.py", "wrong_answer", ["the 1/√D scale applied after the softmax"], []),
+    ("wrong/online_acc_not_rescaled.py", "wrong_answer", ["key blocks of 32", "accumulator is not rescaled"], []),
+    ("wrong/int_sqrt_scale.py", "wrong_answer", ["a scale of 1/11 instead of 1/√128 = 1/11.31: √D truncated"], []),
+    ("wrong/half_head_dims.py", "wrong_answer", ["only the first half of the head dims right"], ["hard-coded to 64"]),
+    ("wrong/clamped_tail_keys.py", "wrong_answer", ["clamped to key S-1 instead of masked", "S, not the batch"], []),
+    ("wrong/batch_loop_missing.py", "wrong_answer",
+     ["batches >= 1 never computed: the loop over b is missing or stops early"], ["not a multiple of a tile"]),
+    ("wrong/kt_scratch_per_head.py", "wrong_answer", ["the batch, not S, makes it fail"], ["mask it"]),
+    ("wrong/max_first_block.py", "wrong_answer", ["a max shift over only the first 64 keys",
+                                                  "the max shift missing or not over the whole row"], []),
+    ("wrong/clamped_exp.py", "wrong_answer", ["the max shift missing or not over the whole row"],
+     ["fp32 products", "TF32"]),
+    ("wrong/tile48_keys_dropped.py", "wrong_answer", ["the keys past the last full tile of 48 left out"],
+     ["not in tiles or sizes"]),
+    ("wrong/half_score_buffer.py", "wrong_answer", ["the stored scores in fp32"], []),
+    ("correct/double_sums.py", "ok", ["likely computed in fp32 or better"], []),
+    ("correct/static_tuple_helper.py", "ok", [], ["keeps a tensor between calls"]),
+]
+
+
+@pytest.mark.parametrize("name,verdict,said,unsaid", HELD_OUT, ids=[c[0] for c in HELD_OUT])
+def test_held_out_kernels_are_named(grade_cpu, name, verdict, said, unsaid):
+    from grader.report.summary import format_result
+    result = grade_cpu(SUBMISSIONS / name)
+    text = format_result(result) + "\n" + "\n".join(f["detail"] for f in result.flags)
+    assert result.verdict == verdict, text
+    for phrase in said:
+        assert phrase in text, text
+    for phrase in unsaid:
+        assert phrase not in text, text
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="an OpenMP race needs two threads")
+def test_openmp_threads_sharing_a_scratch_are_a_race_not_a_memory_read(grade_cpu):
+    """h06: rows parallelised with OpenMP, one score row shared by every thread. Whatever the
+    threads' timing, a failed config is never blamed on unwritten memory."""
+    from grader.judge.check import RACE, UNINITIALISED
+    result = grade_cpu(SUBMISSIONS / "wrong" / "omp_shared_scratch.py")
+    failed = [c for c in result.checks if not c.passed]
+    assert result.verdict == "wrong_answer" and failed
+    assert not any(UNINITIALISED in c.message for c in failed), [c.message for c in failed]
+    assert any(c.message.startswith(RACE) and "OpenMP" in c.message for c in failed), [c.message for c in failed]
+
+
+def test_the_judges_probes_are_in_the_results_and_unscored(grade_cpu):
+    """h17 (a K scratch indexed by head only): the probes ran on config 2's two variants, are
+    written to the results, and change no check, score or verdict."""
+    result = grade_cpu(SUBMISSIONS / "wrong" / "kt_scratch_per_head.py")
+    assert [(p["removes"], p["passed"]) for p in result.probes] == [("batch", True), ("tile", False)]
+    assert [c.passed for c in result.checks] == [True, False, True, True]
+    assert [c.name for c in result.checks] == ["config 1", "config 2", "config 3", "config 4"]
 
 
 def test_a_max_shift_over_the_first_block_only():
