@@ -405,7 +405,8 @@ def across_configs(checks: list[dict], numerics: dict | None = None, probes: lis
         tile = _key_tile(failed, passed)
         if tile:
             return (f"every config ({names}) is attention over the keys of its full tiles of {tile} only: the keys "
-                    f"past the last full tile of {tile} left out; the last partial tile is skipped: mask it instead")
+                    f"past the last full tile of {tile} left out: process the last partial tile too, masking the keys "
+                    "past S")
         if all(_names_a_cause(str(c.get("message", ""))) for c in failed):
             return None        # each config's own message names its cause; no size pattern to add
         return (f"every config fails, so no size pattern can be read ({names}): compare your output with the "
