@@ -7,7 +7,7 @@ the phrase that names the mistake.
   the row sum, uniform weights, a softmax down the columns, an online softmax whose accumulator
   is not rescaled, the last partial tile clamped to key S-1;
 - fitted to the output's worst rows: attention over the first n keys (every n at once, from
-  running log-sums over the keys), a scale.
+  running log-sums over the keys), a scale, an exponent clamped instead of the max shift.
 
 A candidate is evidence only once diagnose has checked it against the output of several
 (batch, head) slices. Pure functions.
@@ -77,20 +77,13 @@ def first_keys(q, k, v, g, scale: float) -> torch.Tensor:
     return (part[0] - part[1] - g[:, None, :]).abs().nan_to_num(math.inf).amax((0, 2))[:-1]
 
 
-def fitted_scale(q, k, v, g) -> float:
-    """The scale c of softmax(q kᵀ·c) v closest to `g` on these rows: a grid of factors of
-    √2 from 1/16 to 16 times 1/√D, then a golden-section search between the best one's neighbours."""
-    right = 1 / math.sqrt(q.shape[-1])
-
-    def miss(log_c):
-        return float((attention(q, k, v, math.exp(log_c)) - g).abs().max())
-    grid = [math.log(right) + t / 2 * math.log(2) for t in range(-8, 9)]
-    i = min(range(len(grid)), key=lambda j: miss(grid[j]))
-    lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
+def _golden(miss, lo: float, hi: float, steps: int = 30) -> float:
+    """The minimum of `miss` between lo and hi, by golden-section search (one new point a step;
+    0.618^30 of the bracket: ~1e-7 of it)."""
     golden = (math.sqrt(5) - 1) / 2
     a, b = hi - golden * (hi - lo), lo + golden * (hi - lo)
     fa, fb = miss(a), miss(b)
-    for _ in range(30):                                       # 0.618^30 of a factor-2 bracket: ~1e-7
+    for _ in range(steps):
         if fa < fb:
             hi, b, fb = b, a, fa
             a = hi - golden * (hi - lo)
@@ -99,7 +92,39 @@ def fitted_scale(q, k, v, g) -> float:
             lo, a, fa = a, b, fb
             b = lo + golden * (hi - lo)
             fb = miss(b)
-    return math.exp((lo + hi) / 2)
+    return (lo + hi) / 2
+
+
+def _best_on_grid(miss, grid: list) -> float:
+    """The minimum of `miss`: the best point of `grid`, refined between its neighbours."""
+    i = min(range(len(grid)), key=lambda j: miss(grid[j]))
+    return _golden(miss, grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)])
+
+
+def fitted_scale(q, k, v, g) -> float:
+    """The scale c of softmax(q kᵀ·c) v closest to `g` on these rows: factors of √2 from 1/16
+    to 16 times 1/√D, refined."""
+    right = 1 / math.sqrt(q.shape[-1])
+    grid = [math.log(right) + t / 2 * math.log(2) for t in range(-8, 9)]
+    return math.exp(_best_on_grid(lambda log_c: float((attention(q, k, v, math.exp(log_c)) - g).abs().max()), grid))
+
+
+def clamped_exp(q, k, v, scale: float, clamp: float):
+    """softmax without the max shift, the exponent clamped instead: exp(min(s, clamp)), so every
+    score above the clamp weighs the same."""
+    p = torch.exp((q @ k.T * scale).clamp(max=clamp))
+    return p / p.sum(-1, keepdim=True) @ v
+
+
+def fitted_clamp(q, k, v, g) -> float | None:
+    """The clamp c of exp(min(s, c)) closest to `g` on these rows, from 10 to 88 (exp() of 88
+    still fits float32); None where no score reaches 12 (a clamp there changes nothing)."""
+    scale = 1 / math.sqrt(q.shape[-1])
+    top = float((q @ k.T * scale).max())
+    grid = [float(c) for c in range(10, 89, 2) if c < top]
+    if len(grid) < 2:
+        return None
+    return _best_on_grid(lambda c: float((clamped_exp(q, k, v, scale, c) - g).abs().max()), grid)
 
 
 def keys_phrase(n: int, S: int) -> str:
@@ -121,7 +146,8 @@ def candidates(S: int, D: int):
     here; row-wise: row i of the output needs only row i of q (a few rows are tried first)."""
     right = 1 / math.sqrt(D)
     out = [("a missing 1/√D scale (softmax(q·kᵀ)·v)", lambda q, k, v: attention(q, k, v, 1.0), True),
-           ("a 1/D scale instead of 1/√D (the scale applied twice?)", lambda q, k, v: attention(q, k, v, 1 / D), True),
+           ("a 1/D scale instead of 1/√D (the scale applied twice?)",
+            lambda q, k, v: attention(q, k, v, 1 / D), True),
            ("the 1/√D scale applied after the softmax (to the output) instead of to the scores",
             lambda q, k, v: attention(q, k, v, 1.0) * right, True)]
     if D != 64:
@@ -165,7 +191,7 @@ def candidates(S: int, D: int):
 
 def fitted_candidates(S: int, D: int, fit: dict):
     """The candidates whose parameter was fitted to the worst slice (`fit`, from fitted): the
-    first n keys, a scale; tried last, and fitted only when every fixed formula failed."""
+    first n keys, a scale, a clamp; tried last, and fitted only when every fixed formula failed."""
     right, out = 1 / math.sqrt(D), []
     if fit.get("keys"):
         n = fit["keys"]
@@ -174,13 +200,18 @@ def fitted_candidates(S: int, D: int, fit: dict):
     if c and abs(c * math.sqrt(D) - 1) > 1e-3:
         out.append((f"a scale of 1/{1 / c:.3g} instead of 1/√{D} = 1/{math.sqrt(D):.4g} (the best-fitting scale)",
                     lambda q, k, v: attention(q, k, v, c), True))
+    clamp = fit.get("clamp")
+    if clamp:
+        out.append((f"a softmax without the max shift, the exponent clamped at {clamp:.3g} instead (exp(min(s, "
+                    f"{clamp:.3g}))): every score above it weighs the same; subtract the row's max before exp()",
+                    lambda q, k, v: clamped_exp(q, k, v, right, clamp), True))
     return out
 
 
 def fitted(got, q, k, v, b: int, h: int, rows, bar: float) -> dict:
-    """The n of "the first n keys" and the scale that fit `rows` of slice (b, h) best (checked
-    like every other formula afterwards). Keys of negligible weight in those rows leave several
-    n alike: the best few are tried on the whole slice."""
+    """The n of "the first n keys", the scale and the exponent's clamp that fit `rows` of slice
+    (b, h) best (checked like every other formula afterwards). Keys of negligible weight in
+    those rows leave several n alike: the best few are tried on the whole slice."""
     qs, g, right = q[b, h][rows], got[b, h][rows], 1 / math.sqrt(q.shape[-1])
     keys = None
     if q.shape[-2] > 1:
@@ -188,4 +219,5 @@ def fitted(got, q, k, v, b: int, h: int, rows, bar: float) -> dict:
         near = [int(n) + 1 for n in miss.argsort()[:KEY_TRIES] if float(miss[n]) < bar]
         keys = next((n for n in near if float((attention(q[b, h], k[b, h], v[b, h], right, keys=n)
                                                - got[b, h]).abs().max()) < bar), near[0] if near else None)
-    return {"keys": keys, "scale": fitted_scale(qs, k[b, h], v[b, h], g)}
+    return {"keys": keys, "scale": fitted_scale(qs, k[b, h], v[b, h], g),
+            "clamp": fitted_clamp(qs, k[b, h], v[b, h], g)}

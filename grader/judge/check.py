@@ -300,8 +300,9 @@ def unwritten_message(out: torch.Tensor) -> str:
     idx = (first // (H * S * D), first // (S * D) % H, first // D % S, first % D)
     last = first + stop - 1
     rows = f"rows s={idx[2]}..{last // D % S}" if stop > D else f"row s={idx[2]}"
-    return (f"{n} of {out.numel()} {POISONED}; the first block starts at index {idx} and spans {stop} elements ({rows} of b={idx[0]}, "
-            f"h={idx[1]}): rows or keys past a tile boundary, or heads/batches the launch does not cover?")
+    return (f"{n} of {out.numel()} {POISONED}; the first block starts at index {idx} and spans {stop} elements "
+            f"({rows} of b={idx[0]}, h={idx[1]}): rows or keys past a tile boundary, or heads/batches the launch "
+            "does not cover?")
 
 
 UNINITIALISED = "the kernel reads memory it never wrote"

@@ -375,7 +375,8 @@ def test_every_config_wrong_says_what_it_knows():
     checks = [_check("config 1", 128, 64, False, fits_none), _check("config 3", 256, 128, False, fits_none)]
     said = across_configs(checks)
     assert "every config fails, so no size pattern can be read" in said and "not in tiles or sizes" not in said
-    named = "max_err 0.3; the error matches a missing 1/√D scale (softmax(q·kᵀ)·v) (to 2e-07 on 2 (b, h) slices); ..."
+    named = ("max_err 0.3; the error matches a missing 1/√D scale (softmax(q·kᵀ)·v) (to 2e-07 on 2 (b, h) slices); "
+             "worst ...")
     assert across_configs([dict(c, message=named) for c in checks]) is None
 
     def keys(n, S):
@@ -417,7 +418,8 @@ HELD_OUT = [
     ("wrong/kt_scratch_per_head.py", "wrong_answer", ["the batch, not S, makes it fail"], ["mask it"]),
     ("wrong/max_first_block.py", "wrong_answer", ["a max shift over only the first 64 keys",
                                                   "the max shift missing or not over the whole row"], []),
-    ("wrong/clamped_exp.py", "wrong_answer", ["the max shift missing or not over the whole row"],
+    ("wrong/clamped_exp.py", "wrong_answer",
+     ["the exponent clamped at 80", "the max shift missing or not over the whole row"],
      ["fp32 products", "TF32"]),
     ("wrong/tile48_keys_dropped.py", "wrong_answer", ["the keys past the last full tile of 48 left out"],
      ["not in tiles or sizes"]),
@@ -470,3 +472,13 @@ def test_a_max_shift_over_the_first_block_only():
     assert not torch.isfinite(got).all() and torch.isfinite(got).any()
     phrase = _diagnose(got, (q, k, v), expected)
     assert "a max shift over only the first 64 keys" in phrase, phrase
+
+
+def test_an_exponent_clamped_instead_of_the_max_shift():
+    """h14: exp(min(s, 80)) instead of exp(s - max): finite, and every score above 80 weighs
+    the same; the clamp is fitted and named."""
+    (q, k, v), expected = _case(S=256, qk_std=8.0)
+    p = torch.exp((q @ k.transpose(-1, -2) / 8).clamp(max=80.0))
+    got = (p / p.sum(-1, keepdim=True)) @ v
+    phrase = _diagnose(got, (q, k, v), expected)
+    assert "the exponent clamped at 80" in phrase and EVIDENCE.search(phrase), phrase
