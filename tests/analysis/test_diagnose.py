@@ -363,6 +363,10 @@ def test_the_large_score_config_follows_numerics():
     nan = _check("config 4", 256, 64, False, "output has 1472 NaN/Inf values (first at index (0, 0, 13, 0)): ...",
                  qk_std=8.0)
     assert "max shift missing or not over the whole row" in across_configs(ok + [nan], numerics=bug)
+    clamped = dict(finite, message="max_err 3.74 >= tolerance 0.001 (...); the error matches a softmax without the "
+                   "max shift, the exponent clamped at 80 instead (...); worst ...", max_err=3.74)
+    said = across_configs(ok + [clamped], numerics=bug)
+    assert "NaN/Inf" not in said and "max shift missing or not over the whole row" in said, said
     tf32 = {"precision": "TF32 or fp16 (10-bit mantissa)", "evidence": "...", "lesson": "..."}
     said = across_configs(ok + [finite], numerics=tf32)
     assert "products" in said and "stored" in said, said
@@ -420,7 +424,7 @@ HELD_OUT = [
                                                   "the max shift missing or not over the whole row"], []),
     ("wrong/clamped_exp.py", "wrong_answer",
      ["the exponent clamped at 80", "the max shift missing or not over the whole row"],
-     ["fp32 products", "TF32"]),
+     ["fp32 products", "TF32", "with NaN/Inf"]),
     ("wrong/tile48_keys_dropped.py", "wrong_answer", ["the keys past the last full tile of 48 left out"],
      ["not in tiles or sizes"]),
     ("wrong/half_score_buffer.py", "wrong_answer", ["the stored scores in fp32"], []),
