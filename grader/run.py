@@ -117,6 +117,7 @@ def _result(sub: Submission, cfg: Config, backend: str, reason: str, verdict: st
         flags=tuple(f.as_dict() for f in flags), verdict_without_flags=before, message_without_flags=before_message,
         isolation=isolation or {}, bench_quality=state.get("bench_quality") or {},
         numerics=state.get("numerics") or {}, launches=state.get("launches") or {},
+        probes=tuple(state.get("probes") or ()),
     )
 
 

@@ -81,6 +81,10 @@ def errors_by_precision(q, k, v, expected: torch.Tensor) -> dict[str, float]:
     return out
 
 
+KEEP_FP32 = ("keep the products and the stored scores in fp32 (a score buffer in fp16 or bf16 rounds like "
+             "products in it), or split each product in three (3xTF32)")
+
+
 def _lesson(a: Arithmetic, fails: list[str], tolerance: float, allowed: tuple) -> str:
     """What a kernel that computed in `a` should learn, given the configs `a` fails."""
     if not fails:
@@ -93,9 +97,9 @@ def _lesson(a: Arithmetic, fails: list[str], tolerance: float, allowed: tuple) -
                 f"{misses}; set input_precision=\"ieee\" (fp32) or \"tf32x3\" in every tl.dot")
     if a.policy in allowed:
         return (f"at this precision {misses} (TF32 is allowed, but it cannot pass {which}: large scores "
-                "magnify q·k's rounding); keep fp32 products, or split each in three (3xTF32)")
+                f"magnify q·k's rounding); {KEEP_FP32}")
     return (f"outside the precision policy: at this precision {misses} (large scores magnify q·k's "
-            "rounding); keep fp32 products, or split each in three (3xTF32)")
+            f"rounding); {KEEP_FP32}")
 
 
 def likely_precision(judged: list[dict], tolerance: float, allowed: tuple = POLICY) -> dict:
@@ -114,8 +118,11 @@ def likely_precision(judged: list[dict], tolerance: float, allowed: tuple = POLI
         return "; ".join(f"{c['name']}: {c['max_err']:.2g} vs {c['errors'][name]:.2g}" for c in usable)
     fp32 = PRECISIONS[0].name
     if all(c["max_err"] <= MATCH * max(c["errors"][fp32], 1e-9) for c in usable):
-        return {"precision": fp32, "evidence": f"your max_err vs an fp32 computation's: {shown(fp32)}",
-                "lesson": "within the precision policy"}
+        found = {"precision": fp32, "evidence": f"your max_err vs an fp32 computation's: {shown(fp32)}",
+                 "lesson": "within the precision policy"}
+        if all(c["max_err"] * MATCH < c["errors"][fp32] for c in usable):
+            found["better"] = True          # below fp32's own rounding everywhere: float64 sums, or compensated
+        return found
     fits = []
     for a in PRECISIONS[1:]:
         ratios = [max(c["max_err"], 1e-12) / max(c["errors"][a.name], 1e-12) for c in usable]

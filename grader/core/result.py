@@ -129,6 +129,7 @@ class GradeResult:
     bench_quality: dict = field(default_factory=dict)   # were the timings taken on a quiet machine?
     numerics: dict = field(default_factory=dict)   # the precision the kernel most likely computed in
     launches: dict = field(default_factory=dict)   # GPU: the kernels its public checked calls launched
+    probes: tuple = ()           # unscored calls that tell a failed config's two causes apart (diagnose.probe_plan)
     grader_version: str = __version__
     schema_version: int = SCHEMA_VERSION
 
@@ -184,7 +185,7 @@ def bench_from(d: dict) -> BenchRow:
 def result_from(d: dict) -> GradeResult:
     """A GradeResult from its JSON document (what `--json` wrote)."""
     d = {**d, "profiles": tuple(d.get("profiles", ())), "profile_notes": tuple(d.get("profile_notes", ())),
-         "flags": tuple(d.get("flags", ()))}
+         "flags": tuple(d.get("flags", ())), "probes": tuple(d.get("probes", ()))}
     return GradeResult(**{**d, "compile": compile_from(d["compile"]),
                           "checks": tuple(check_from(c) for c in d["checks"]),
                           "bench": tuple(bench_from(b) for b in d["bench"])})

@@ -281,6 +281,9 @@ def judge_call(reply: dict, data: bytes, q, k, v, expected: torch.Tensor, tolera
         ("" if message == "" else "wrong_answer")
 
 
+POISONED = "output elements were never written (they still hold the grader's NaN poison)"
+
+
 def unwritten_message(out: torch.Tensor) -> str:
     """How many output elements still hold the poison (never written), and where the
     first block of them is; "" when none."""
@@ -297,9 +300,9 @@ def unwritten_message(out: torch.Tensor) -> str:
     idx = (first // (H * S * D), first // (S * D) % H, first // D % S, first % D)
     last = first + stop - 1
     rows = f"rows s={idx[2]}..{last // D % S}" if stop > D else f"row s={idx[2]}"
-    return (f"{n} of {out.numel()} output elements were never written (they still hold the grader's NaN "
-            f"poison); the first block starts at index {idx} and spans {stop} elements ({rows} of b={idx[0]}, "
-            f"h={idx[1]}): rows or keys past a tile boundary, or heads/batches the launch does not cover?")
+    return (f"{n} of {out.numel()} {POISONED}; the first block starts at index {idx} and spans {stop} elements "
+            f"({rows} of b={idx[0]}, h={idx[1]}): rows or keys past a tile boundary, or heads/batches the launch "
+            "does not cover?")
 
 
 UNINITIALISED = "the kernel reads memory it never wrote"
@@ -321,52 +324,74 @@ def _holds(t: torch.Tensor, byte: int) -> torch.Tensor:
     return t.contiguous().view(torch.int32) == word
 
 
-def differential_message(first: bytes, runs: dict, shape: tuple, tolerance: float) -> str:
+RACE_HINTS = {
+    "cpu": "a race: OpenMP threads sharing one scratch buffer or accumulator? (declare it inside the parallel "
+           "loop, or make it `private` or a `reduction`)",
+    "gpu": "a race (threads writing the same element, an accumulation without atomics, a missing barrier)?",
+}
+
+
+def differential_message(first: bytes, runs: dict, shape: tuple, tolerance: float, device: str = "gpu") -> str:
     """The forensic diagnosis from re-runs of one failed config on the same inputs with the
     memory handed out filled with other bytes (`runs`: label -> output bytes or None; labels
-    "0x00", "0x00 again", "0x41"): a race when two runs with the same memory differ, an
-    uninitialised read when the output follows the memory's contents; "" when neither."""
+    "0x00", "0x00 again", "0x41", "0x41 again"): a race when two runs with the same memory differ;
+    an uninitialised read when the output follows the memory's contents, which needs each fill to
+    reproduce its own output (or the checked run to be the poison's NaN where it differs); a
+    race when the checked run differs from re-runs that agree, finite; "" when none. `device`:
+    "cpu" for a C++ kernel on the CPU (the race is named in OpenMP's terms)."""
     def out(data):
         if data is None or len(data) != math.prod(shape) * 4:
             return None
         return torch.frombuffer(bytearray(data), dtype=torch.float32).reshape(shape)
-    base, zero, again, other = out(first), out(runs.get("0x00")), out(runs.get("0x00 again")), out(runs.get("0x41"))
+    base = out(first)
+    zero, zero2, other, other2 = (out(runs.get(k)) for k in ("0x00", "0x00 again", "0x41", "0x41 again"))
+    hint = RACE_HINTS["cpu" if device == "cpu" else "gpu"]
 
     def evidence(a, b, la, lb) -> str:
         d = _differ(a, b, tolerance)
         idx = tuple(int(i) for i in d.nonzero()[0])
         return (f"{int(d.sum())} of {d.numel()} output elements differ (first at (b, h, s, d) = {idx}: "
                 f"{float(a[idx]):.4g} with {la}, {float(b[idx]):.4g} with {lb})")
-    if zero is not None and again is not None and bool(_differ(zero, again, tolerance).any()):
-        return (f"{RACE} on the same inputs and the same memory: "
-                f"{evidence(zero, again, 'one run', 'the next')}: a race (threads writing the same element, "
-                "an accumulation without atomics, a missing barrier)?")
-    pairs = [(zero, other, "free memory filled with 0x00 bytes", "0x41 bytes", 0x00, 0x41),
-             (base, zero, "the NaN poison", "free memory filled with 0x00 bytes", POISON_BYTE, 0x00)]
-    for a, b, la, lb, fill_a, fill_b in pairs:
-        if a is None or b is None:
-            continue
-        d = _differ(a, b, tolerance)
-        if not bool(d.any()):
-            continue
-        # elements still holding exactly each run's fill were never written: the check's own
-        # "never written" message says that; a value computed from the fill is a read
-        if bool((_holds(a, fill_a)[d] & _holds(b, fill_b)[d]).all()):
-            return ""
+
+    def read(a, b, la, lb) -> str:
         return (f"{UNINITIALISED}: re-run on the same inputs, its output follows what the grader leaves in "
                 f"fresh memory ({evidence(a, b, la, lb)}): a buffer read before it is written (torch::empty "
                 "or an accumulator not zeroed, shared memory not initialised); initialise it (torch::zeros, "
                 "or write every element before reading it)")
+    for a, b in ((zero, zero2), (other, other2)):
+        if a is not None and b is not None and bool(_differ(a, b, tolerance).any()):
+            return f"{RACE} on the same inputs and the same memory: {evidence(a, b, 'one run', 'the next')}: {hint}"
+    # elements still holding exactly each run's fill were never written: the check's own
+    # "never written" message says that; a value computed from the fill is a read
+    if None not in (zero, zero2, other, other2):     # both fills reproduced themselves just above
+        d = _differ(zero, other, tolerance)
+        if bool(d.any()):
+            if bool((_holds(zero, 0x00)[d] & _holds(other, 0x41)[d]).all()):
+                return ""
+            return read(zero, other, "free memory filled with 0x00 bytes", "0x41 bytes")
+    if base is None or zero is None:
+        return ""
+    d = _differ(base, zero, tolerance)
+    if not bool(d.any()) or bool((_holds(base, POISON_BYTE)[d] & _holds(zero, 0x00)[d]).all()):
+        return ""
+    if bool(torch.isnan(base)[d].all()):             # the poison's NaN, carried into what was computed
+        return read(base, zero, "the NaN poison", "free memory filled with 0x00 bytes")
+    if zero2 is not None:                            # finite and different, while the re-runs agree
+        return (f"{RACE} on the same inputs: {evidence(base, zero, 'the checked run', 'a re-run')}, while "
+                f"re-runs with the same memory agree: {hint}")
     return ""
 
 
 STATE = "the kernel carries state from one (batch, head) to the next"
 
 
-def head_state_message(out: torch.Tensor, expected: torch.Tensor, tolerance: float) -> str:
+def head_state_message(out: torch.Tensor, expected: torch.Tensor, tolerance: float,
+                       got: torch.Tensor | None = None, want: torch.Tensor | None = None) -> str:
     """The kernel's output on two identical heads (1, 2, S, D) against the truth: the second
     wrong and the first right is state carried between heads (no offset tells equal heads
-    apart); both right is an offset into the wrong slice in the full call; "" otherwise."""
+    apart); both right is an offset into the wrong slice in the full call, unless the full
+    call's output `got` (against `want`) is right but for whole batches (or heads) left zero
+    or NaN: those were never computed; "" otherwise."""
     err = (out - expected).abs().nan_to_num(float("inf")).flatten(2).amax(-1)[0]
     first, second = float(err[0]), float(err[1])
     if first < tolerance <= second:
@@ -374,6 +399,10 @@ def head_state_message(out: torch.Tensor, expected: torch.Tensor, tolerance: flo
                 f"(max_err {second:.3g}), which no batch/head offset can explain: a scratch buffer, running "
                 "max or sum that is not reset for each (b, h)")
     if first < tolerance and second < tolerance:
+        from ..analysis.diagnose import never_computed
+        missing = never_computed(got.double(), want, tolerance) if got is not None and want is not None else ""
+        if missing:
+            return missing
         return ("a batch/head offset (stride): called on two identical heads, both come out right, so each "
                 "head's own computation is right and the full call reads or writes the wrong (b, h) slice "
                 "(the offset of (b, h) is (b·H + h)·S·D)")
@@ -385,7 +414,7 @@ def with_forensics(result: CheckResult, forensic: str) -> CheckResult:
     if not forensic:
         return result
     from dataclasses import replace
-    if "never written" in result.message:      # the poison's NaN came back: computed from it, not left
+    if POISONED in result.message:      # the poison's NaN came back: computed from it, not left
         return replace(result, message=forensic)
     head = re.split(r"[:;] ", result.message, maxsplit=1)[0]
     return replace(result, message=f"{forensic} (the checked run: {head})")

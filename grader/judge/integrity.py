@@ -95,9 +95,10 @@ _CODE_RULES = [
      r"clock_gettime|__nanosleep|usleep|nanosleep|sleep_for)\b\s*\(|\bstd\s*::\s*chrono\b",
      "reads clocks or sleeps"),
     # a static tensor, or a static container of them (std::map<key, torch::Tensor>); not a static
-    # function that returns one (`static torch::Tensor f(...)`)
+    # function that returns one (`static torch::Tensor f(...)`, `static std::tuple<torch::Tensor,
+    # torch::Tensor> f(...)`: no `name(` after the tensor type, nor after the template holding it)
     ("static_tensor", WARNING, r"\bstatic\s+(?:const\s+)?(?:std\s*::\s*\w+\s*<[^;{()]*?)?(?:torch|at)\s*::\s*"
-     r"Tensor\b(?!\s*&?\s*\w+\s*\()",
+     r"Tensor\b(?!\s*&?\s*\w+\s*\()(?![^;{()]*>\s*[&*]?\s*\w+\s*\()",
      "keeps a tensor between calls (cached answers?)"),
     ("device_sync", WARNING, r"\bcudaDeviceSetLimit\b|\bcudaDeviceReset\b|\bcudaSetDevice\b",
      "changes device state"),

@@ -151,7 +151,7 @@ def context(doc: dict, build: Path, profile_dir: Path | None = None, before: dic
                     "message": c["message"], "mismatches": [f"at {tuple(m['index'])}: got {m['got']:.6g}, "
                                                             f"expected {m['expected']:.6g}" for m in c.get("mismatches", [])]}
                    for c in checks],
-        "diagnosis": across_configs(checks) or "",
+        "diagnosis": across_configs(checks, numerics=doc.get("numerics"), probes=doc.get("probes")) or "",
         "numerics": numerics_line(doc.get("numerics")),
         "perf_rows": perf_rows, "interval_level": f"{LEVEL:.0%}", "perf_unit": unit, "perf_chart": lit("perf.svg") if bench else None,
         **ai_context(shape0, sizes), **profiler, "shots": shots,

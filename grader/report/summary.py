@@ -39,7 +39,7 @@ def numerics_line(numerics: dict | None) -> str:
     """The precision the kernel most likely computed in, and what that means (grader/analysis/numerics.py)."""
     if not numerics or numerics.get("precision") is None:
         return ""
-    what = numerics.get("precision") or "no precision"
+    what = numerics.get("precision") + (" or better" if numerics.get("better") else "")
     head = f"likely computed in {what}" if numerics.get("precision") else numerics.get("evidence", "")
     return "; ".join(x for x in (head, numerics.get("lesson", ""),
                                  numerics.get("evidence", "") if numerics.get("precision") else "") if x)
@@ -50,7 +50,7 @@ def _diagnosis(r: GradeResult) -> str | None:
     from dataclasses import asdict
 
     from ..analysis.diagnose import across_configs
-    return across_configs([asdict(c) for c in r.checks])
+    return across_configs([asdict(c) for c in r.checks], numerics=r.numerics, probes=list(r.probes))
 
 
 def format_result(r: GradeResult) -> str:

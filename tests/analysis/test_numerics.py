@@ -90,3 +90,14 @@ def test_a_triton_default_kernel_is_named_truncated_tf32_not_a_bug():
     assert [c["passed"] for c in judged] == [True, True, True, False]
     assert found["precision"] == "TF32 or fp16 (10-bit mantissa)", found
     assert "config 4 misses the tolerance 0.001 (TF32 is allowed, but it cannot pass config 4" in found["lesson"]
+
+
+def test_an_error_far_below_fp32s_is_fp32_or_better_and_the_10_bit_lesson_names_storage():
+    """h16 (every sum in double) was told "likely computed in fp32" at 25x below fp32's error;
+    h08 (scores stored as fp16) was told about products only."""
+    from grader.report.summary import numerics_line
+    double = [dict(c, max_err=c["errors"]["fp32"] / 25) for c in _judged(None)]
+    assert "fp32 or better" in numerics_line(likely_precision(double, 1e-3))
+    assert "fp32 or better" not in numerics_line(likely_precision(_judged(None), 1e-3))
+    lesson = likely_precision(_judged(10), 1e-3)["lesson"]
+    assert "products" in lesson and "stored" in lesson, lesson

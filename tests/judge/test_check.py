@@ -102,9 +102,9 @@ def test_differential_poison_tells_a_read_of_unwritten_memory_from_a_race_and_fr
     shape = (1, 2, 3, 4)
     good = torch.randn(shape)
     nan = torch.full(shape, -1, dtype=torch.int32).view(torch.float32)          # the check's poison, carried
-    runs = {"0x00": _bytes(good), "0x00 again": _bytes(good), "0x41": _bytes(good)}
+    runs = {"0x00": _bytes(good), "0x00 again": _bytes(good), "0x41": _bytes(good), "0x41 again": _bytes(good)}
     assert differential_message(_bytes(nan), runs, shape, 1e-3).startswith(UNINITIALISED)   # NaN·0 = NaN
-    follows = {**runs, "0x41": _bytes(good + 12.078)}                          # out += on unzeroed memory
+    follows = {**runs, "0x41": _bytes(good + 12.078), "0x41 again": _bytes(good + 12.078)}   # out += unzeroed
     msg = differential_message(_bytes(good), follows, shape, 1e-3)
     assert msg.startswith(UNINITIALISED) and "24 of 24 output elements differ" in msg
     racy = {**runs, "0x00 again": _bytes(good + torch.tensor([0.5] + [0.0] * 23).reshape(shape))}
@@ -112,6 +112,7 @@ def test_differential_poison_tells_a_read_of_unwritten_memory_from_a_race_and_fr
     # never written: each run holds exactly its own fill (the check's message says so already)
     left = {"0x00": _bytes(torch.zeros(shape)), "0x00 again": _bytes(torch.zeros(shape)),
             "0x41": _bytes(torch.full(shape, 0x41414141, dtype=torch.int32).view(torch.float32))}
+    left["0x41 again"] = left["0x41"]
     assert differential_message(_bytes(nan), left, shape, 1e-3) == ""
     # a deterministic wrong kernel that reads nothing it did not write: nothing to add
     assert differential_message(_bytes(good * 2), {k: _bytes(good * 2) for k in runs}, shape, 1e-3) == ""
@@ -158,3 +159,52 @@ def test_a_configs_inputs_do_not_give_the_seed_away():
     t0 = time.perf_counter()
     config_seed(123_456_789_012, 0)                                # a candidate never derived before
     assert time.perf_counter() - t0 > 0.01, "the derivation is too cheap to slow a search"
+
+
+# ---- issue 32 held-out kernels: the forensics' own claims (TA findings 1 and 3) ----
+
+def test_a_deterministic_pair_does_not_make_a_differing_checked_run_a_memory_read():
+    """h06 (OpenMP threads sharing one scratch): the two 0x00 runs happened to agree, and the
+    checked run differed from them, finite: that is no read of unwritten memory. Memory is
+    blamed only when each fill's repeat reproduces it, or the poisoned run is NaN where it differs."""
+    from grader.judge.check import RACE, UNINITIALISED, differential_message
+    shape = (1, 2, 3, 4)
+    good = torch.randn(shape)
+    off = good + torch.tensor([0.5] + [0.0] * 23).reshape(shape)
+    same = {"0x00": _bytes(good), "0x00 again": _bytes(good), "0x41": _bytes(good), "0x41 again": _bytes(good)}
+    msg = differential_message(_bytes(off), same, shape, 1e-3)
+    assert not msg.startswith(UNINITIALISED) and msg.startswith(RACE), msg
+    # the 0x41 run differs but does not reproduce itself: a race, not memory
+    flaky = {**same, "0x41": _bytes(off)}
+    assert differential_message(_bytes(good), flaky, shape, 1e-3).startswith(RACE)
+    # on the CPU the race is named in OpenMP's terms
+    cpu = differential_message(_bytes(off), same, shape, 1e-3, device="cpu")
+    assert "OpenMP" in cpu and "private" in cpu and "reduction" in cpu and "atomics" not in cpu, cpu
+    gpu = differential_message(_bytes(off), same, shape, 1e-3, device="cuda")
+    assert "OpenMP" not in gpu and "barrier" in gpu
+
+
+def test_the_poison_message_is_matched_exactly_and_whole_batches_never_computed_are_named():
+    """h12 (the loop over b missing, batch 1 zeros): the per-config diagnosis says "never
+    written (grid or loop too small ...)", which is not the poison's message: it is not thrown
+    away; and two right twin heads with whole batches of zeros is no offset claim."""
+    from grader.core.result import CheckResult
+    from grader.judge.check import head_state_message, unwritten_message, with_forensics
+    heads = ("max_err 0.612 >= tolerance 0.001 (63936 of 127872 elements off); the error matches only 3 of the "
+             "B×H = 6 (batch, head) slices right ((0, 0), (0, 1), (0, 2)); the others are all zeros: never written "
+             "(grid or loop too small over batch·heads?); worst element ...")
+    result = CheckResult(config=None, name="config 2", max_err=0.6, passed=False, message=heads)
+    kept = with_forensics(result, "FORENSIC").message
+    assert kept.startswith("FORENSIC (the checked run: max_err 0.612") and heads not in kept
+    poison = torch.full((1, 1, 2, 2), -1, dtype=torch.int32).view(torch.float32)
+    unwritten = CheckResult(config=None, name="config 2", max_err=None, passed=False, message=unwritten_message(poison))
+    assert with_forensics(unwritten, "FORENSIC").message == "FORENSIC"
+    q, k, v = make_inputs(Shape(2, 3, 16, 8), 3)
+    want = truth(q, k, v)
+    got = want.float().clone()
+    got[1] = 0
+    twin_q, twin_k, twin_v = (t[0:1, 0:1].expand(1, 2, 16, 8).contiguous() for t in (q, k, v))
+    twin_want = truth(twin_q, twin_k, twin_v)
+    said = head_state_message(twin_want.float().double(), twin_want, 1e-3, got=got, want=want)
+    assert said.startswith("batches >= 1 never computed: the loop over b is missing or stops early"), said
+    assert head_state_message(twin_want.float().double(), twin_want, 1e-3).startswith("a batch/head offset")

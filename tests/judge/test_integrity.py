@@ -183,6 +183,11 @@ def test_the_physical_floor():
     ("static std::vector<at::Tensor> kept;", True),
     ("static torch::Tensor correct_attention(const torch::Tensor& q) { return q; }", False),
     ("static const at::Tensor& pick(int i);", False),
+    # static functions returning containers of tensors (x_static_tuple_helper.py, issue 32 held-out)
+    ("static std::tuple<torch::Tensor, torch::Tensor> row_stats(const torch::Tensor& s) {", False),
+    ("static std::vector<torch::Tensor> flat_views(torch::Tensor q) {", False),
+    ("static std::vector<torch::Tensor>& views();", False),
+    ("static std::tuple<torch::Tensor, torch::Tensor> kept;", True),
 ])
 def test_static_tensor_means_a_tensor_kept_not_a_static_function(text, flagged):
     """`static torch::Tensor f(...)`, a static function, raised the cached-answer warning."""

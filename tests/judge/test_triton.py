@@ -227,7 +227,7 @@ def test_the_missing_scale_is_named(grade_triton):
     result = grade_triton(TRITON / "missing_scale.py")
     assert result.verdict == "wrong_answer"
     assert all("a missing 1/√D scale" in c.message for c in result.checks)
-    assert "every config is wrong" in across_configs([asdict(c) for c in result.checks])
+    assert across_configs([asdict(c) for c in result.checks]) is None    # each config names it already
 
 
 @needs_triton
