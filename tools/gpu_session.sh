@@ -37,8 +37,8 @@ LOGS=${LOGS:-/tmp/gpu-logs}
 mkdir -p "$OUT" "$LOGS"
 PY=${PY:-python3}
 
-declare -A LIMIT=([setup]=60 [system]=150 [grade]=240 [tests]=1500 [redteam]=580 [corpus]=300 [bench]=120 [fidelity]=400 [ab]=560 [gradetime]=560
-                  [compile]=120 [noisy]=150 [throughput]=480 [profile]=240 [demo]=240 [triton]=420 [tprofile]=240)
+declare -A LIMIT=([setup]=300 [system]=150 [grade]=240 [tests]=1500 [redteam]=580 [corpus]=300 [bench]=120 [fidelity]=400 [ab]=560 [gradetime]=560
+                  [compile]=120 [noisy]=300 [throughput]=480 [profile]=240 [demo]=240 [triton]=420 [tprofile]=240)
 
 phase() {
 case $1 in
@@ -72,6 +72,8 @@ from grader.isolation.sandbox import Limits, bwrap_path, self_test
 with tempfile.TemporaryDirectory() as d:
     print("sandbox self-test:", json.dumps(self_test(bwrap_path(), Path(d) / "w", Limits(), ())))
 EOF
+    # CUDA initialised inside the sandbox with one GPU's nodes (and if not, what stops it)
+    $PY tools/sandbox_gpu_probe.py 0
     ;;
 system)
     nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv
@@ -150,7 +152,10 @@ compile)
         $PY -c "import json; c = json.load(open('/tmp/edit/r$i.json'))['compile']; print('edit $i: compile', c['seconds'], 's, tier', c.get('tier'), 'cached', c['cached'])"
     done ;;
 noisy)
-    $PY -m grader grade reference/fused.cu --json "$LOGS/alone.json" --quiet | grep -E "^verdict|NOISY"
+    # NOISY_ALONE=0: the grade beside the hammer alone (when device time is short)
+    if [ "${NOISY_ALONE:-1}" = 1 ]; then
+        $PY -m grader grade reference/fused.cu --json "$LOGS/alone.json" --quiet | grep -E "^verdict|NOISY"
+    fi
     $PY - > "$LOGS/hammer.txt" 2>&1 <<'EOF' &
 import torch, time
 a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
@@ -165,7 +170,10 @@ EOF
     kill $H 2>/dev/null
     $PY -c "
 import json
+import os
 for n in ('alone', 'beside'):
+    if not os.path.exists('$LOGS/' + n + '.json'):
+        continue
     d = json.load(open('$LOGS/' + n + '.json'))
     q = d.get('bench_quality') or {}
     print(n, q.get('status'), q.get('reasons'))
@@ -230,11 +238,14 @@ phases=${*:-setup system grade tests}
 #   TESTS="tests/judge/test_triton.py" tools/gpu_session.sh setup triton tprofile tests     (Triton, issue 31)
 # (2026-11-27, H200, 11 minutes of device time left): setup 3, test_gpu 245 (25 tests), redteam
 # ONLY='^(gpu_|dispatcher)' 103; a call cut by the budget returned nothing (the logs are packed
-# after every phase now). What that run left to prove, first when time is short (one call each):
-#   TESTS="tests/judge/test_gpu.py" ONLY='^(gpu_|dispatcher)' tools/gpu_session.sh setup tests redteam
-#       (the sandbox's Unix socket for CUDA's init: every sandboxed GPU row was runtime_error; the clean
-#       SDPA beside the references: 1.12x / 1.21x at S = 64 failed test_gpu)
-#   GT_N=2 tools/gpu_session.sh setup profile gradetime        (the L2→SM metrics; make grade vs 9096d2e)
+# after every phase now). (2026-11-27, second session, H200): test_gpu 249 (25 passed), setup 26
+# with tools/sandbox_gpu_probe.py (it found CUDA's init needs bind and listen: now faked in a
+# CUDA child's filter), profile 148 (cold and warm, the L2→SM metrics present), gradetime 193
+# (GT_N=2), redteam ONLY='^(gpu_|dispatcher|socket)' 273 (31 held), fidelity 166, noisy 151 with
+# NOISY_ALONE=0 (past 150 with the grade alone first: LIMIT_noisy=300 for both). What is left:
+#   TESTS="tests/course/test_batch.py" tools/gpu_session.sh setup tests throughput
+#   ONLY='^(?!gpu_)[a-m]' tools/gpu_session.sh setup redteam; then '^(?!gpu_)[n-z]'
+#   tools/gpu_session.sh setup fidelity triton        (issue 29's interval with the run-to-run part)
 [ "$phases" = all ] && phases="setup system grade tests redteam corpus bench fidelity compile noisy throughput profile demo triton tprofile"
 for p in $phases; do
     start=$(date +%s)

@@ -20,8 +20,12 @@ contest sandboxes (isolate) do. Refused with EPERM:
   in Unix socket buffers was kernel memory no limit counted). socket(AF_UNIX) and connect
   stay: CUDA's driver opens one at initialisation to look for an MPS server (connect to
   /tmp/nvidia-mps/control, absent here: ENOENT), and refused, it found no GPU (every
-  sandboxed CUDA grade on the H200, 2026-11-27). With nothing bound or listening in the
-  sandbox, such a socket connects to nothing and queues nothing;
+  sandboxed CUDA grade on the H200, 2026-11-27). The driver also binds a Unix socket and
+  listens on it, and fails its initialisation (cuInit: CUDA_ERROR_OPERATING_SYSTEM) when
+  either is refused (tools/sandbox_gpu_probe.py, the H200, 2026-11-27): in a CUDA child's
+  filter (`gpu=True`) bind and listen answer success and do nothing. With nothing ever
+  bound or listening in the sandbox, a socket connects to nothing (ECONNREFUSED, ENOENT)
+  and queues nothing;
 - System V shared memory, message queues and semaphores (shmget, msgget, semget: kernel
   memory too, outside the processes' resident size);
 - any call of another ABI than the machine's own (i386's `int $0x80`, x32).
@@ -87,8 +91,14 @@ def denied_names(machine: str | None = None) -> list[str]:
     return sorted(t["denied"]) if t else []
 
 
-def program(machine: str | None = None) -> bytes | None:
-    """The filter as bytes of struct sock_filter, or None on a machine without a table."""
+# refused names that a CUDA child's filter answers with success, doing nothing (module doc)
+GPU_FAKED = ("bind", "listen")
+
+
+def program(machine: str | None = None, allow: tuple = (), gpu: bool = False) -> bytes | None:
+    """The filter as bytes of struct sock_filter, or None on a machine without a table;
+    `allow`: names of the denied list let through (tools/sandbox_gpu_probe.py: which refusal
+    a driver trips over); `gpu`: a CUDA child's, where GPU_FAKED answer 0 and do nothing."""
     t = table(machine)
     if t is None:
         return None
@@ -97,11 +107,13 @@ def program(machine: str | None = None) -> bytes | None:
                        [_LD_W_ABS, 0, 0, _NR]]
     if t["x32_bit"]:
         ins.append([_JGE, "deny", 0, t["x32_bit"]])
-    ins.append([_JEQ, "enosys", 0, t["clone3"]])
-    ins.append([_JEQ, "clone", 0, t["clone"]])
-    ins.append([_JEQ, "socket", 0, t["sockets"]["socket"]])
-    for nr in sorted(t["denied"].values()):
-        ins.append([_JEQ, "deny", 0, nr])
+    for name, label, nr in (("clone3", "enosys", t["clone3"]), ("clone", "clone", t["clone"]),
+                            ("socket", "socket", t["sockets"]["socket"])):
+        if name not in allow:
+            ins.append([_JEQ, label, 0, nr])
+    for name, nr in sorted(t["denied"].items(), key=lambda item: item[1]):
+        if name not in allow:
+            ins.append([_JEQ, "fake" if gpu and name in GPU_FAKED else "deny", 0, nr])
     labels = {}
     ins.append([_RET, 0, 0, RET_ALLOW])
     labels["clone"] = len(ins)
@@ -113,6 +125,8 @@ def program(machine: str | None = None) -> bytes | None:
     ins.append([_RET, 0, 0, RET_ERRNO | EPERM])
     labels["enosys"] = len(ins)
     ins.append([_RET, 0, 0, RET_ERRNO | ENOSYS])
+    labels["fake"] = len(ins)            # errno 0: the call returns 0 and is never made
+    ins.append([_RET, 0, 0, RET_ERRNO | 0])
     out = bytearray()
     for i, (code, jt, jf, k) in enumerate(ins):
         jt = labels[jt] - i - 1 if isinstance(jt, str) else jt
@@ -122,10 +136,10 @@ def program(machine: str | None = None) -> bytes | None:
     return bytes(out)
 
 
-def program_fd() -> int | None:
+def program_fd(allow: tuple = (), gpu: bool = False) -> int | None:
     """A file descriptor holding `program()` at offset 0, for `bwrap --seccomp FD` (the
     caller passes it to the child and closes its own copy); None without a table."""
-    prog = program()
+    prog = program(allow=allow, gpu=gpu)
     if prog is None:
         return None
     fd = os.memfd_create("grader-seccomp", 0) if hasattr(os, "memfd_create") else None

@@ -68,7 +68,7 @@ class Child:
             prepare_workdir(workdir, uid)
             tmp = Path("/tmp")
             from ..isolation.seccomp import denied_names, program_fd
-            seccomp_fd = program_fd()
+            seccomp_fd = program_fd(gpu=bool(options.gpu_nodes))   # CUDA's init: bind, listen faked
             try:
                 cmd = bwrap_command(bwrap, cmd, workdir, self.limits, tuple(options.hide),
                                     tuple(options.ro_paths) + tuple(_dispatch_build_dirs()),

@@ -109,6 +109,59 @@ def test_a_unix_socket_opens_for_cudas_init_but_holds_nothing(machine):
     assert _run_filter(prog, t["sockets"]["connect"], t["arch"]) == allow
 
 
+@pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
+def test_a_cuda_childs_filter_answers_bind_and_listen_without_doing_them(machine):
+    """CUDA's driver binds a Unix socket and listens on it at initialisation, and cuInit fails
+    (CUDA_ERROR_OPERATING_SYSTEM) when either is refused (tools/sandbox_gpu_probe.py on the
+    H200, 2026-11-27: every sandboxed CUDA grade was runtime_error). A CUDA child's filter
+    answers them with 0 without making the call; everything else it refuses as a CPU child's
+    does, and a CPU child's filter still refuses them."""
+    from grader.isolation import seccomp
+    t = seccomp.table(machine)
+    cuda, cpu = seccomp.program(machine, gpu=True), seccomp.program(machine)
+    eperm, faked = seccomp.RET_ERRNO | seccomp.EPERM, seccomp.RET_ERRNO | 0
+    for name in ("bind", "listen"):
+        assert _run_filter(cuda, t["denied"][name], t["arch"], 3) == faked, name
+        assert _run_filter(cpu, t["denied"][name], t["arch"], 3) == eperm, name
+    for name in set(t["denied"]) - {"bind", "listen"}:
+        assert _run_filter(cuda, t["denied"][name], t["arch"]) == eperm, name
+    assert _run_filter(cuda, t["sockets"]["socket"], t["arch"], 2) == eperm          # AF_INET
+
+
+def test_in_a_cuda_childs_sandbox_a_listening_socket_has_no_peer(tmp_path):
+    """The faked bind and listen leave nothing to connect to: the socket_memory attack's peer
+    (a second socket connecting to the one bound and listening) is refused, in the real
+    sandbox with a CUDA child's filter."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+    from grader.isolation import sandbox
+    from grader.isolation.seccomp import program_fd, table
+    bwrap = sandbox.bwrap_path()
+    if bwrap is None or table() is None:
+        pytest.skip("needs bubblewrap and a system-call table for this machine")
+    script = ("import json, socket\n"
+              "a, b = socket.socket(socket.AF_UNIX), socket.socket(socket.AF_UNIX)\n"
+              "r = {'bind': a.bind('\\0grader-peer'), 'listen': a.listen(8)}\n"
+              "try:\n    b.connect('\\0grader-peer'); r['peer'] = True\n"
+              "except OSError as e:\n    r['peer'] = e.errno\n"
+              "print(json.dumps(r))\n")
+    work = tmp_path / "w"
+    uid = sandbox.sandbox_uid()
+    sandbox.prepare_workdir(work, uid)
+    fd = program_fd(gpu=True)
+    try:
+        cmd = sandbox.bwrap_command(bwrap, [sys.executable, "-I", "-S", "-c", script], work, sandbox.Limits(),
+                                    seccomp_fd=fd, uid=uid)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60, pass_fds=(fd,),
+                              env=sandbox.child_env({}, work, Path("/tmp")))
+    finally:
+        os.close(fd)
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert report == {"bind": None, "listen": None, "peer": 111}, report    # ECONNREFUSED
+
+
 def test_the_sandbox_lets_cudas_socket_probe_through(tmp_path):
     """What CUDA's initialisation does, in the real sandbox: socket(AF_UNIX, SOCK_SEQPACKET)
     opens and its connect to the absent MPS control socket fails with ENOENT; a socket pair,

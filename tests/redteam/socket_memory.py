@@ -1,11 +1,12 @@
 """Attack: a kernel (socketpair and write found at run time in libc's symbol table) fills
 Unix socket pairs' buffers: gigabytes of kernel memory that no process's resident size shows,
 so a 1 GiB memory limit let 2.5 GiB through; System V shared memory would do the same.
-Defence: the sandbox's seccomp filter refuses socketpair, bind, listen, every socket family
+Defence: the sandbox's seccomp filter refuses socketpair, bind, listen (a CUDA child's answers
+them with success and does nothing: CUDA's initialisation needs them), every socket family
 but AF_UNIX (which CUDA's initialisation opens), shmget, msgget and semget
 (grader/isolation/seccomp.py): no socket in the sandbox can have a peer, so none queues memory.
-Here a socket pair, a Unix socket bound and listening (its own peer), a TCP socket or System V
-memory that opens is the escape, said in the kernel's own error.
+Here a socket pair, a Unix socket bound and listening that a second one connects to (a peer),
+a TCP socket or System V memory that opens is the escape.
 Expect: status=ok
 """
 
@@ -34,10 +35,16 @@ torch::Tensor attention(torch::Tensor q, torch::Tensor k, torch::Tensor v) {
         auto li = (Listen)rt_libc("listen");
         TORCH_CHECK(!so || so(2 /*AF_INET*/, 1 /*SOCK_STREAM*/, 0) < 0, "SANDBOX ESCAPE: a TCP socket opened");
         int u = so ? so(1 /*AF_UNIX*/, 1 /*SOCK_STREAM*/, 0) : -1;   // allowed: CUDA's init needs it
-        if (u >= 0 && bi && li) {
-            // sockaddr_un in the abstract namespace: family 1, then a NUL and a name
+        auto co = (Bind)rt_libc("connect");
+        if (u >= 0 && bi && li && co) {
+            // sockaddr_un in the abstract namespace: family 1, then a NUL and a name. A CUDA
+            // child's filter answers bind and listen with success and does nothing (CUDA's
+            // init needs them to succeed): the escape is a second socket that connects
             char addr[2 + 1 + 12] = {1, 0, 0, 'g', 'r', 'a', 'd', 'e', 'r', '-', 'p', 'e', 'e', 'r'};
-            TORCH_CHECK(bi(u, addr, sizeof addr) != 0 && li(u, 8) != 0, "SANDBOX ESCAPE: a Unix socket bound and listening");
+            bool listening = bi(u, addr, sizeof addr) == 0 && li(u, 8) == 0;
+            int c = so(1 /*AF_UNIX*/, 1 /*SOCK_STREAM*/, 0);
+            TORCH_CHECK(!(listening && c >= 0 && co(c, addr, sizeof addr) == 0),
+                        "SANDBOX ESCAPE: a Unix socket bound, listening and connected to (a peer)");
         }
 
     }
