@@ -71,11 +71,33 @@ def main() -> None:
             print(f"{'':>6} run {j + 1}: 95% interval {iv['low']:.4f}-{iv['high']:.4f}x (±{iv['half_width']:.2%}, "
                   f"{iv['rounds']} rounds{', cap hit' if iv.get('cap_hit') else ''})"
                   + (f": does not hold run(s) {outside}'s slowdown  FAIL" if outside else ""))
+        part = between_grades(ratios, intervals)
+        if part is not None:
+            print(f"{'':>6} what varied between grades beyond their rounds: sd {part[0]:.2%} of the slowdown "
+                  f"(the grades' sd {part[1]:.2%}, their rounds' {part[2]:.2%}); each interval adds "
+                  f"{part[3]:.2%} (confidence.RUN_TO_RUN)" + ("  ABOVE IT" if part[0] > part[3] else ""))
         quality = [r.get("bench_quality", {}).get("status") for r in runs]
         if "noisy" in quality:
             print(f"{'':>6} noisy runs: {[j + 1 for j, q in enumerate(quality) if q == 'noisy']}")
     print("spread = (max - min) / median across runs; the bar is the slowdown's")
     sys.exit(0 if ok else 1)
+
+
+def between_grades(ratios: list[float], intervals: list[dict]) -> tuple[float, float, float, float] | None:
+    """The grade-to-grade standard deviation the grades' own rounds do not explain, as a
+    fraction of the slowdown: sqrt(sd(slowdowns)² - se²), se the median standard error the
+    intervals imply without the run-to-run part they add. With that part, the sd of the
+    slowdowns, se and the part added (None below three grades or without intervals)."""
+    from statistics import NormalDist
+    ivs = [iv for iv in intervals if iv.get("half_width") is not None]
+    if len(ratios) < 3 or len(ivs) < len(ratios):
+        return None
+    z = NormalDist().inv_cdf(1 - (1 - ivs[0].get("level", 0.95)) / 2)
+    added = ivs[0].get("run_to_run") or 0.0
+    se = statistics.median((max(0.0, iv["half_width"] ** 2 - (z * (iv.get("run_to_run") or 0.0)) ** 2)) ** 0.5 / z
+                           for iv in ivs)
+    sd = statistics.stdev(ratios) / statistics.median(ratios)
+    return max(0.0, sd * sd - se * se) ** 0.5, sd, se, added
 
 
 if __name__ == "__main__":

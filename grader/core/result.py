@@ -99,7 +99,8 @@ class BenchRow:
     floor_ms: float | None = None                 # the physical floor: no honest call is faster
     # the slowdown's paired-bootstrap 95% interval (grader/analysis/confidence.py): low, high, level,
     # rounds, half_width (a fraction of the slowdown), target, cap_hit (the time cap ended the
-    # timing before the interval was within target and clear of every tier boundary)
+    # timing before the interval was within target and clear of every tier boundary), run_to_run
+    # (the grade-to-grade part added, confidence.RUN_TO_RUN)
     interval: dict | None = None
 
 

@@ -943,11 +943,11 @@ class Judge:
         """How many rounds a size gets (grader/analysis/confidence.py): the configured minimum (`base_s`
         of timing, `min_groups` requests), then more until the slowdown's 95% interval is
         within `precision` and clear of every tier boundary, or the cap on time per size."""
-        from ..analysis.confidence import CAP_S, StoppingRule
+        from ..analysis.confidence import CAP_S, RUN_TO_RUN, StoppingRule
         cfg = self.cfg
-        return StoppingRule(cfg.min_reps, cfg.max_reps, base_s,
-                            cfg.precision_cap_s or CAP_S["cuda" if self.device == "cuda" else "cpu"],
-                            cfg.precision, cfg.tier_bounds, min_groups)
+        backend = "cuda" if self.device == "cuda" else "cpu"
+        return StoppingRule(cfg.min_reps, cfg.max_reps, base_s, cfg.precision_cap_s or CAP_S[backend],
+                            cfg.precision, cfg.tier_bounds, min_groups, run_to_run=RUN_TO_RUN[backend])
 
     def _note_state_changes(self, changes) -> None:
         """The StateGuard's reported changes (data from the child), each kept once."""
