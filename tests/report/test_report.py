@@ -456,5 +456,8 @@ def test_the_report_names_the_pattern_over_the_configs(tmp_path):
                           "max_err": 1e-5, "passed": True, "message": "", "mismatches": []})
     (tmp_path / "r.json").write_text(json.dumps(doc))
     text = _squash(_text(render(tmp_path / "r.json", tmp_path / "r.pdf")))
-    assert "Diagnosisovertheconfigs:wrongonlywhereSisnotamultipleofatile(config2:S=333" in text
+    # config 2 differs from the configs that pass in S (333: no tile divides it) and in B and H:
+    # the diagnosis names both suspects (grader/analysis/diagnose.py across_configs)
+    assert "Diagnosisovertheconfigs:wrongonlyonconfig2,whichdiffersfromeveryconfigthatpassesinS(S=333" in text
+    assert "thelastpartialtileskippedorreadpastitsend,orthebatchindexing" in text
     assert "B=1H=2S=256D=64,qandk×8(largescores)" in text
