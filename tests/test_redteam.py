@@ -72,3 +72,13 @@ def test_the_suite_holds_on_the_gpu(tmp_path):
     listener.close()
     failed = [f"{what}: {detail}" for what, held, detail in redteam.check(cls, proc, before) if not held]
     assert not failed, "\n".join(failed)
+
+
+def test_the_hidden_shape_is_found_as_a_figure_not_inside_another():
+    """The secret check looks for the hidden S as a figure: in a config or a message, not in
+    0.173, 1730, 173.8, or a percentage (on a loaded CI machine a bench_quality reason,
+    "sdpa timings spread 173%", failed the whole class)."""
+    found = lambda text: bool(redteam.HIDDEN_S_RE.search(text))   # noqa: E731
+    assert redteam.HIDDEN_S == 173
+    assert all(found(t) for t in ("S=173", '"S": 173,', "B=1 H=2 S=173 D=64", "S = 173)"))
+    assert not any(found(t) for t in ("spread 173%", "spread 173 %", "0.173", "1730", "173.8"))

@@ -42,6 +42,9 @@ GPU_ATTACKS = ATTACKS / "gpu"          # CUDA attacks (--gpu: graded with --gpus
 ESCAPES = REPO / "tests" / "submissions" / "escape"
 FAST = REPO / "tests" / "fast_config.toml"
 HIDDEN_S = 173
+# the hidden S as a figure: 173, not 0.173, 1730, 173.8 or a percentage ("sdpa timings spread
+# 173%" on a loaded machine was a bench_quality reason, not the shape)
+HIDDEN_S_RE = re.compile(rf"(?<![\d.]){HIDDEN_S}(?!\d|\.\d|\s*%)")
 VICTIM_MARKER = "VICTIM_SOURCE_MARKER_7f3a"
 HIDDEN_MARKER = "HIDDEN_FILE_MARKER_c41d"
 SECRET_ENV = "GRADER_REDTEAM_SECRET"
@@ -402,7 +405,7 @@ def _without_public_counters(text: str) -> str:
 def leaked_secrets(cls: Class) -> list[str]:
     """Every student-visible file (OUT/students/*/...) that holds a secret."""
     found = []
-    hidden_s = re.compile(rf"(?<![\d.]){HIDDEN_S}(?!\d|\.\d)")      # 173, not 0.173, 1730 or 173.8
+    hidden_s = HIDDEN_S_RE
     for path in sorted((cls.out / "students").rglob("*")):
         if not path.is_file():
             continue

@@ -50,3 +50,17 @@ def test_the_rule_flags_calls_whose_time_ran_in_torch_not_in_their_own_code():
     assert [f["tier"] for f in judge_samples(256, some, ms, ms)] == ["review"]
     # too few samples to tell: no finding either way
     assert judge_samples(64, flash, 20 * SAMPLE_US / 1000, 20 * SAMPLE_US / 1000) == []
+
+
+def test_a_busy_machine_leaves_the_sampled_flag_strict():
+    """On a machine other processes kept busy the judge's clock flags go to a person, but
+    foreign_cpu_time keeps its tier: its two observations are thinned alike by load (above:
+    a machine loaded 100-fold gives an honest kernel no finding), and on a loaded CI machine
+    SDPA's flash kernel called straight through (tests/redteam/elf_flash_direct.py) kept its
+    points with the flag demoted to review."""
+    from grader.judge.judge import on_busy
+    ms = 200 * SAMPLE_US / 1000
+    (flag,) = judge_samples(256, {"own": 0, "torch": 480, "other": 3000, "where": {}}, ms, ms)
+    assert on_busy(flag, busy=True)["tier"] == "strict"
+    forged = {"code": "forged_timings", "tier": "strict", "detail": ""}
+    assert on_busy(forged, busy=True)["tier"] == "review" and on_busy(forged, busy=False)["tier"] == "strict"
