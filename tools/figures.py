@@ -85,6 +85,12 @@ def fp32_peak() -> float:
     return max(p.peak_fp32_flop_per_s for p in fixture() if p.peak_fp32_flop_per_s)
 
 
+def l2_out_peak() -> float:
+    """Nsight Compute's peak of L2's output in the export (bytes/s): the "L2 out" roof, which
+    gpu_ceilings leaves out where the export has the L2→SM bytes."""
+    return max(p.peak_l2_bytes_per_s for p in fixture() if p.peak_l2_bytes_per_s)
+
+
 def model_naive(S: int):
     B, H, D, _ = bench_shape()
     return ai_model.naive(B, H, S, D)

@@ -478,7 +478,7 @@ def _answer_bound() -> str:
         "The answer differs per kernel, and the arithmetic-intensity table says which before the profiler does. "
         f"On the H200's roofline (Nsight Compute's peaks in the export) the DRAM ridge is "
         f"{c.ridge('DRAM'):.1f} FLOP/byte ({c.peak_flop_per_s / 1e12:.1f} TFLOP/s ÷ "
-        f"{c.bandwidth_bytes_per_s['DRAM'] / 1e12:.2f} TB/s) and the L2 ridge {c.ridge(roofline.L2_OUT):.1f}. Profiler figures "
+        f"{c.bandwidth_bytes_per_s['DRAM'] / 1e12:.2f} TB/s) and the L2 ridge {c.peak_flop_per_s / fig.l2_out_peak():.1f}. Profiler figures "
         f"below are the references' cold export at S = {hi} (tests/fixtures/ncu, reference/NOTES.md §5).\n\n"
         f"- *Scores* (q kᵀ/√D) and *p v*: {ai[(lo, 'scores = q kᵀ/√D')]:.2f} FLOP/byte at S = {lo} and "
         f"{ai[(hi, 'scores = q kᵀ/√D')]:.2f} at S = {hi} in the model, right of the DRAM ridge: compute-bound if the "
@@ -598,7 +598,7 @@ def _notes_ncu() -> str:
     c = roofline.gpu_ceilings(list(fig.fixture()))
     return ("\n".join(rows) + f"\n\nDevice peaks in the export: FP32 {c.peak_flop_per_s / 1e12:.1f} TFLOP/s, DRAM "
             f"{c.bandwidth_bytes_per_s['DRAM'] / 1e12:.2f} TB/s (ridge {c.ridge('DRAM'):.1f} FLOP/byte), L2 "
-            f"{c.bandwidth_bytes_per_s[roofline.L2_OUT] / 1e12:.2f} TB/s (ridge {c.ridge(roofline.L2_OUT):.1f}); L2 capacity "
+            f"{fig.l2_out_peak() / 1e12:.2f} TB/s (ridge {c.peak_flop_per_s / fig.l2_out_peak():.1f}); L2 capacity "
             f"{fig.l2_mib():.0f} MiB. The fused_opt rows' FLOP/s count only its CUDA-core work (tensor-core "
             "products are not FP32 instructions).\n")
 
