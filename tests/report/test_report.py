@@ -108,6 +108,14 @@ def test_before_after_and_model_vs_measured_from_profiles(tmp_path):
     text = _squash(_text(render(out, tmp_path / "r.pdf", profile_dir=folder / "profiles")))
     assert "Beforeandafter(before→after;yourkernels)" in text
     assert "Modelvsmeasured" in text and "naive_S1024" in text and "73.43" in text   # cold DRAM reads
+    # both L2 counts, each side against itself: the fused kernel's 31.63 FLOP/byte at the SMs is
+    # 105.71 at L2's output (a line multicast to many SMs counted once), so it moves less at L2→SM
+    from grader.report.profiles import compare_profiles
+    rows = {r["what"].split(" (")[0]: r for r in compare_profiles(list(result.profiles), (1, 8, 64))["rows"]}
+    to_sm, out = rows["AI at L2, L2→SM"], rows["AI at L2, L2 out"]
+    assert (to_sm["after"], out["after"]) == ("31.63", "105.71")
+    assert float(to_sm["change"].rstrip("x")) < float(out["change"].rstrip("x")) / 2
+    assert "AIatL2,L2→SM" in text and "AIatL2,L2out" in text
 
 
 def test_two_make_profile_exports_show_each_reference_once(tmp_path):
