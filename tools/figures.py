@@ -105,6 +105,14 @@ def range_us(nvtx: str) -> float:
     return sum(p.duration_us for p in range_kernels(nvtx))
 
 
+def range_ai(nvtx: str, bytes_field: str) -> float:
+    """FLOP/byte of a range's kernels together: their FP32-instruction FLOPs over their bytes at
+    one level, `bytes_field` a KernelProfile field ("dram_bytes", "l2_delivered_bytes": L2→SM,
+    "l2_bytes": L2 out)."""
+    ks = range_kernels(nvtx)
+    return sum(p.flop for p in ks) / sum(getattr(p, bytes_field) for p in ks)
+
+
 # ---- reduced precision, simulated -----------------------------------------------------------
 
 TF32_DROPPED_BITS = 13                     # of fp32's 23 mantissa bits: TF32 keeps 23 - 13 = 10
