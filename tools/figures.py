@@ -85,6 +85,12 @@ def fp32_peak() -> float:
     return max(p.peak_fp32_flop_per_s for p in fixture() if p.peak_fp32_flop_per_s)
 
 
+def l2_out_peak() -> float:
+    """Nsight Compute's peak of L2's output in the export (bytes/s): the "L2 out" roof, which
+    gpu_ceilings leaves out where the export has the L2→SM bytes."""
+    return max(p.peak_l2_bytes_per_s for p in fixture() if p.peak_l2_bytes_per_s)
+
+
 def model_naive(S: int):
     B, H, D, _ = bench_shape()
     return ai_model.naive(B, H, S, D)
@@ -97,6 +103,14 @@ def time_weighted_dram_pct(nvtx: str) -> float:
 
 def range_us(nvtx: str) -> float:
     return sum(p.duration_us for p in range_kernels(nvtx))
+
+
+def range_ai(nvtx: str, bytes_field: str) -> float:
+    """FLOP/byte of a range's kernels together: their FP32-instruction FLOPs over their bytes at
+    one level, `bytes_field` a KernelProfile field ("dram_bytes", "l2_delivered_bytes": L2→SM,
+    "l2_bytes": L2 out)."""
+    ks = range_kernels(nvtx)
+    return sum(p.flop for p in ks) / sum(getattr(p, bytes_field) for p in ks)
 
 
 # ---- reduced precision, simulated -----------------------------------------------------------

@@ -274,11 +274,12 @@ def _ai(cfg: config.Config) -> str:
             "re-reads of K and V hit in cache. A tiled kernel reads K and V once per block of query rows; if "
             f"every such re-read came from DRAM, the {rows_q}-row blocks of `reference/fused.cu` would level off "
             f"at 2·{rows_q}/e = {tiled:.0f} FLOP/byte (FlashAttention's Θ(S²·D²/M) traffic for M elements of "
-            "on-chip memory).\n")
+            "on-chip memory). On the GPU those re-reads come from L2, and the profiler's L2→SM count shows "
+            "them (Reading Nsight Compute, the L2 level).\n")
 
 
 def _roofline(path: Path) -> str:
-    rows = ["| GPU | FP32 peak | DRAM | ridge (DRAM) | L2 | ridge (L2) |", "|---|---|---|---|---|---|"]
+    rows = ["| GPU | FP32 peak | DRAM | ridge (DRAM) | L2 out | ridge (L2 out) |", "|---|---|---|---|---|---|"]
     for c in roofline.GPU_TABLE.values():
         dram, l2 = c.bandwidth_bytes_per_s["DRAM"], c.bandwidth_bytes_per_s[roofline.L2_OUT]
         rows.append(f"| {c.device} | {c.peak_flop_per_s / 1e12:.1f} TFLOP/s | {dram / 1e12:.2f} TB/s | "
@@ -289,9 +290,9 @@ def _roofline(path: Path) -> str:
     ceil = " · ".join(f"{name} {peaks[key] / 1e12:.1f} TFLOP/s" for key, name in
                       (("fp32", "FP32 FMA"), ("3xtf32", "3xTF32"), ("tf32", "TF32")))
     return ("\n".join(rows) + "\n\n(FP32 = SMs × 128 lanes × 2 FLOPs × 1.98 GHz boost clock; DRAM from the "
-            "datasheet; L2 is Nsight Compute's theoretical peak of L2's output, read from an H200 and an H100 export "
+            "datasheet; L2 out is Nsight Compute's theoretical peak of L2's output, read from an H200 and an H100 export "
             "(the H100's 50 MiB L2 has fewer slices). It bounds what L2 sends out; a line many SMs read at once is sent "
-            "once and delivered to each, so the bytes the SMs receive can exceed it (section 5, the L2 level). "
+            "once and delivered to each, so the bytes the SMs receive can exceed it (below: the L2 level). "
             f"L2 capacity: {roofline.L2_MIB['H200']} MiB on the H200, "
             f"{roofline.L2_MIB['H100']} MiB on the H100. `make profile` uses the peaks Nsight Compute reports for "
             f"your GPU instead.) Tensor cores have their own roofs: on either GPU ({sms} SMs, {hz / 1e9:.2f} GHz) "
@@ -378,7 +379,7 @@ def _sol() -> str:
     sm = fig.kernel("naive_S1024", "softmax_rows_kernel")
     opt = [p for p in fig.range_kernels("fused_opt_S1024")]
     fu = fig.kernel("fused_S1024", "fused_attention_kernel")
-    from grader.analysis.ncu import BALANCED_GAP, LATENCY_PCT, LIMITER_PCT
+    from grader.analysis.ncu import BALANCED_GAP, LATENCY_PCT, LIMITER_PCT, l2_level
     heavy = fig.kernel("naive_S1024", "_scores", export="triton_h100")    # Triton's naive scores, H100
     fma = fig.kernel_metric("naive_S1024", "scores_kernel", "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_elapsed")
     peak = fig.fp32_peak()
@@ -387,6 +388,7 @@ def _sol() -> str:
     per_score = sm.flop / (H * S * S)
     model_opt = ai_model.fused(1, H, S, D).flops
     counted_opt = sum(p.flop for p in opt)
+    l2_name, _, sm_l2_ai, _ = l2_level(sm)
     return (
         "Speed of Light shows two percentages, each the busiest unit of its side as a share of that unit's peak "
         "(`python -m grader ncu profiles/*.csv` names the unit). The examples are the references at S = 1024 "
@@ -416,9 +418,50 @@ def _sol() -> str:
         f"FMUL). The softmax kernel executes {per_score:.1f} of them per score where the model counts no FLOPs and "
         "five other operations: it evaluates `expf` twice per score, and each `expf` is a handful of FFMA/FADD "
         "instructions around one MUFU.EX2 (which these counters do not see). So its profiler AI "
-        f"({sm.ai_dram:.1f} FLOP/byte at DRAM, {sm.ai_l2:.2f} at L2) has nothing to do with the model's. "
+        f"({sm.ai_dram:.1f} FLOP/byte at DRAM, {sm_l2_ai:.2f} at {l2_name}) has nothing to do with the model's. "
         f"Tensor-core products count nothing: the fused_opt reference's counters see {counted_opt / model_opt:.1%} "
         "of the model's FLOPs (the report then plots it with the model's FLOPs).\n")
+
+
+def _l2_level() -> str:
+    """The two L2 counts, why they differ, and how far fusion moves the kernel at each level
+    (issue 28, item 1: the L2 column the course first taught was L2's output)."""
+    B, H, D, sizes = fig.bench_shape()
+    S = max(sizes)
+    rows = fig.reference_block_rows()
+    fu = fig.kernel(f"fused_S{S}", "fused_attention_kernel")
+    naive = [fig.kernel(f"naive_S{S}", k) for k in ("scores_kernel", "softmax_rows_kernel", "weighted_sum_kernel")]
+    assert fu.l2_delivered_bytes == ai_model.fused_tiled(B, H, S, D, rows).reads, \
+        "the fixture's L2→SM bytes are no longer the tiled model's reads: reword the paragraph"
+    limit = ai_model.fused_tiled(B, H, 1 << 20, D, rows).ai
+    smaller = ", ".join(f"{fig.kernel(f'fused_S{s}', 'fused_attention_kernel').ai_l2_delivered:.1f} at S = {s}"
+                        for s in sizes[:-1])
+    at_l2, at_dram = fig.range_ai(f"naive_S{S}", "l2_delivered_bytes"), fig.range_ai(f"naive_S{S}", "dram_bytes")
+    share = max(p.l2_delivered_bytes / p.l2_bytes for p in naive)
+    each = ", ".join(f"{p.ai_l2_delivered:.2f} ({n})" for p, n in zip(naive, ("scores", "softmax", "P V")))
+    dram_each = f"{min(p.ai_dram for p in naive):.1f} to {max(p.ai_dram for p in naive):.1f}"
+    c = roofline.gpu_ceilings(list(fig.fixture()))
+    out_peak = fig.l2_out_peak()
+    return (
+        "**The L2 level: two counts.** Nsight Compute's L2 roofline counts what L2 sends out, 32 B a cycle of "
+        "`lts__lts2xbar_cycles_active` (\"L2 out\"); `make profile` also records what the SMs receive from L2, "
+        "32 B a sector of `l1tex__m_xbar2l1tex_read_sectors` (\"L2→SM\"), and `python -m grader ncu "
+        "profiles/*.csv` and the report show both. They differ where many SMs read the same line at once: L2 "
+        "multicasts it, one transfer in L2 out, a copy delivered to each SM in L2→SM. AI at the L2 level is FLOPs "
+        "over the bytes the SMs received: the L2→SM count. The simple fused kernel is that case, the "
+        f"{S // rows} blocks of a head reading the same K and V. At S = {S} its SMs received "
+        f"{fu.l2_delivered_bytes:,.0f} B, exactly the tiled model's reads (Q once, K and V once per {rows}-row "
+        f"block), while L2 sent out {_mb(fu.l2_bytes)}. Its AI at L2 is {fu.ai_l2_delivered:.1f} FLOP/byte, "
+        f"levelling off at the tiled limit above, 2·{rows}/e = {limit:.0f} ({smaller}), not the {fu.ai_l2:.1f} of "
+        f"L2 out. The naive kernels share less (their two counts within {share:.1f}x): {each} FLOP/byte at "
+        f"L2→SM, {at_l2:.2f} for the three together. So fusion moves the kernel right "
+        f"{fu.ai_l2_delivered / at_l2:.1f}x at the L2 level, where the tiled kernel still re-reads K and V, and "
+        f"{fu.ai_dram / at_dram:.1f}x at DRAM, where those re-reads hit in L2 (the naive kernels' {at_dram:.1f} "
+        f"together, {dram_each} each, to {fu.ai_dram:.1f}). Where the exports have the count, the report's "
+        "roofline draws the L2→SM roof, the crossbar's peak into every SM at once "
+        f"({c.bandwidth_bytes_per_s[roofline.L2_IN] / 1e12:.1f} TB/s in the export, ridge "
+        f"{c.ridge(roofline.L2_IN):.1f} FLOP/byte), above L2 out's ({out_peak / 1e12:.1f} TB/s, ridge "
+        f"{c.peak_flop_per_s / out_peak:.1f}).\n")
 
 
 def _l2() -> str:
@@ -480,7 +523,8 @@ def _answer_bound() -> str:
         "The answer differs per kernel, and the arithmetic-intensity table says which before the profiler does. "
         f"On the H200's roofline (Nsight Compute's peaks in the export) the DRAM ridge is "
         f"{c.ridge('DRAM'):.1f} FLOP/byte ({c.peak_flop_per_s / 1e12:.1f} TFLOP/s ÷ "
-        f"{c.bandwidth_bytes_per_s['DRAM'] / 1e12:.2f} TB/s) and the L2 ridge {c.ridge(roofline.L2_OUT):.1f}. Profiler figures "
+        f"{c.bandwidth_bytes_per_s['DRAM'] / 1e12:.2f} TB/s); at L2 it is {c.ridge(roofline.L2_IN):.1f} for what the "
+        f"SMs receive (L2→SM) and {c.peak_flop_per_s / fig.l2_out_peak():.1f} for what L2 sends out. Profiler figures "
         f"below are the references' cold export at S = {hi} (tests/fixtures/ncu, reference/NOTES.md §5).\n\n"
         f"- *Scores* (q kᵀ/√D) and *p v*: {ai[(lo, 'scores = q kᵀ/√D')]:.2f} FLOP/byte at S = {lo} and "
         f"{ai[(hi, 'scores = q kᵀ/√D')]:.2f} at S = {hi} in the model, right of the DRAM ridge: compute-bound if the "
@@ -562,18 +606,28 @@ def _answer_fusion() -> str:
     import json
     B, H, D, sizes = fig.bench_shape()
     hi = max(sizes)
+    rows = fig.reference_block_rows()
     nv, fu = ai_model.total("n", fig.model_naive(hi)), ai_model.fused(B, H, hi, D)
-    naive_l2 = [fig.kernel(f"naive_S{hi}", k).ai_l2 for k in ("scores_kernel", "softmax_rows_kernel", "weighted_sum_kernel")]
+    naive = fig.range_kernels(f"naive_S{hi}")
     fk = fig.kernel(f"fused_S{hi}", "fused_attention_kernel")
+    dram, l2 = fig.range_ai(f"naive_S{hi}", "dram_bytes"), fig.range_ai(f"naive_S{hi}", "l2_delivered_bytes")
     opt = sorted(fig.range_kernels(f"fused_opt_S{hi}"), key=lambda p: -p.duration_us)
     cpu = max(json.loads((fig.RESULTS / "cpu_fused.json").read_text())["bench"], key=lambda r: r["S"])
+    span = lambda xs, spec: f"{format(min(xs), spec)} to {format(max(xs), spec)}"  # noqa: E731
     return (
         f"Fusion removes the S × S tensors from memory: the model's bytes at S = {hi} drop from "
         f"{_mb(nv.bytes_moved, 1)} to {_mb(fu.bytes_moved)} ({nv.bytes_moved / fu.bytes_moved:.0f}x), and AI rises "
-        f"from {nv.ai:.2f} to {fu.ai:.0f} FLOP/byte, the same factor to the right on the roofline. In the "
-        f"references' cold profiles (H200, S = {hi}) the naive kernels sit at {min(naive_l2):.2f} to "
-        f"{max(naive_l2):.2f} FLOP/byte at the L2 level (FP32 instructions over L2→SM bytes) and the fused kernel at "
-        f"{fk.ai_l2:.1f}; the time-weighted DRAM % of the three naive kernels is {fig.time_weighted_dram_pct(f'naive_S{hi}'):.1f}% "
+        f"from {nv.ai:.2f} to {fu.ai:.0f} FLOP/byte, the same factor to the right on the roofline. The references' "
+        f"cold profiles (H200, S = {hi}; FP32 instructions over bytes) show a large move at DRAM and a smaller one "
+        f"at L2. At DRAM AI goes "
+        f"from {dram:.1f} FLOP/byte for the three naive kernels together ({span([p.ai_dram for p in naive], '.1f')} "
+        f"each) to {fk.ai_dram:.1f} for the fused one, {fk.ai_dram / dram:.1f}x. At the L2 level, counted as the SMs "
+        f"receive the bytes (L2→SM), it goes from {l2:.2f} ({span([p.ai_l2_delivered for p in naive], '.2f')} each) "
+        f"to {fk.ai_l2_delivered:.1f}, {fk.ai_l2_delivered / l2:.1f}x: the tiled kernel still reads K and V once per "
+        f"{rows}-row block, from L2 ({_mb(fk.l2_delivered_bytes, 1)}, as the tiled model counts: its AI levels off at "
+        f"2·{rows}/e = {ai_model.fused_tiled(B, H, 1 << 20, D, rows).ai:.0f}). Nsight Compute's own L2 roofline counts what L2 sends out, where a line many "
+        f"SMs read at once is one transfer: its {fk.ai_l2:.1f} FLOP/byte for the fused kernel divides by those "
+        f"transfers, not by the bytes its SMs received. The time-weighted DRAM % of the three naive kernels is {fig.time_weighted_dram_pct(f'naive_S{hi}'):.1f}% "
         f"against {fk.dram_pct:.2f}% for the fused one. Execution time in the profile: the naive pipeline's three "
         f"kernels {fig.range_us(f'naive_S{hi}'):.1f} µs together, the simple fused kernel {fk.duration_us:.1f} µs, "
         f"the optimised one {fig.range_us(f'fused_opt_S{hi}'):.1f} µs ({opt[0].duration_us:.1f} µs plus "
@@ -588,21 +642,24 @@ def _notes_ncu() -> str:
     from grader.analysis.ncu import unit_text
     _, _, _, sizes = fig.bench_shape()
     hi = max(sizes)
-    rows = ["| range | kernel | time µs | SOL Mem % | SOL SM % | DRAM % | GFLOP/s (FP32 instr.) | AI DRAM | AI L2 | "
-            "bound (ncu's rule) | busiest unit |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    rows = ["| range | kernel | time µs | SOL Mem % | SOL SM % | DRAM % | GFLOP/s (FP32 instr.) | AI DRAM | AI L2→SM | "
+            "AI L2 out | bound (ncu's rule) | busiest unit |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for p in fig.fixture():
         if not p.nvtx.endswith(f"_S{hi}") or p.nvtx.startswith("student"):
             continue
         name = re.sub(r"\(.*", "", p.kernel).replace("void ", "").replace("<unnamed>::", "")
         rows.append(f"| {p.nvtx} | {name} | {p.duration_us:.2f} | {p.memory_pct:.1f} | {p.compute_pct:.1f} | "
-                    f"{p.dram_pct:.2f} | {p.flop_per_s / 1e9:,.0f} | {p.ai_dram:.1f} | {p.ai_l2:.2f} | {p.bound} | "
+                    f"{p.dram_pct:.2f} | {p.flop_per_s / 1e9:,.0f} | {p.ai_dram:.1f} | {p.ai_l2_delivered:.2f} | "
+                    f"{p.ai_l2:.2f} | {p.bound} | "
                     f"{unit_text(p)} |")
     c = roofline.gpu_ceilings(list(fig.fixture()))
     return ("\n".join(rows) + f"\n\nDevice peaks in the export: FP32 {c.peak_flop_per_s / 1e12:.1f} TFLOP/s, DRAM "
-            f"{c.bandwidth_bytes_per_s['DRAM'] / 1e12:.2f} TB/s (ridge {c.ridge('DRAM'):.1f} FLOP/byte), L2 "
-            f"{c.bandwidth_bytes_per_s[roofline.L2_OUT] / 1e12:.2f} TB/s (ridge {c.ridge(roofline.L2_OUT):.1f}); L2 capacity "
-            f"{fig.l2_mib():.0f} MiB. The fused_opt rows' FLOP/s count only its CUDA-core work (tensor-core "
-            "products are not FP32 instructions).\n")
+            f"{c.bandwidth_bytes_per_s['DRAM'] / 1e12:.2f} TB/s (ridge {c.ridge('DRAM'):.1f} FLOP/byte), L2→SM "
+            f"{c.bandwidth_bytes_per_s[roofline.L2_IN] / 1e12:.2f} TB/s (ridge {c.ridge(roofline.L2_IN):.1f}), L2 out "
+            f"{fig.l2_out_peak() / 1e12:.2f} TB/s (ridge {c.peak_flop_per_s / fig.l2_out_peak():.1f}); L2 capacity "
+            f"{fig.l2_mib():.0f} MiB. AI L2→SM is over the bytes the SMs received from L2, AI L2 out over what L2 sent "
+            "(Nsight Compute's L2 roofline), where a line L2 multicasts to many SMs counts once. The fused_opt rows' "
+            "FLOP/s count only its CUDA-core work (tensor-core products are not FP32 instructions).\n")
 
 
 def blocks(path: Path = config.DEFAULT_CONFIG) -> dict[Path, dict[str, str]]:
@@ -611,7 +668,7 @@ def blocks(path: Path = config.DEFAULT_CONFIG) -> dict[Path, dict[str, str]]:
         HANDOUT: {"configs": _configs(cfg), "precision": _precision(path), "benchmark": _benchmark(cfg),
                   "rubric": _rubric(path), "deadline": _deadline(path), "ncu": _ncu(), "flops": _flops(),
                   "ai": _ai(cfg), "roofline": _roofline(path), "villain": _villain(), "simplifies": _simplifies(), "sol": _sol(),
-                  "l2": _l2()},
+                  "l2level": _l2_level(), "l2": _l2()},
         ANSWERS: {"bound": _answer_bound(), "gap": _answer_gap(), "length": _answer_length(),
                   "fusion": _answer_fusion()},
         NOTES: {"ncu": _notes_ncu()},

@@ -229,9 +229,13 @@ def _l2_sentences(rows: list[dict]) -> list[str]:
         return out + ["This export has no L2→SM bytes (make profile records them since it asks for "
                       "l1tex__m_xbar2l1tex_read_sectors): its L2 column is L2 out, which counts a shared read once."]
     r = max(both, key=lambda r: (r["name"] == "fused", r["S"]))
+    ai = ("" if not r["measured_flop"] else
+          f" So its AI at L2 is {r['measured_flop'] / r['l2_delivered']:.1f} FLOP/byte counted at the SMs and "
+          f"{r['measured_flop'] / r['l2_read']:.1f} counted at L2's output: the roofline's L2 level is L2→SM, the "
+          "bytes the kernel consumed.")
     return out + [f"Here, cold: {r['range']} received {r['l2_delivered'] / 1e6:.1f} MB at the SMs, L2 sent out "
                   f"{r['l2_read'] / 1e6:.1f} MB ({r['l2_delivered'] / r['l2_read']:.1f}x); the model's reads are "
-                  f"{r['fused_read'] / 1e6:.1f} MB (each byte once)."]
+                  f"{r['fused_read'] / 1e6:.1f} MB (each byte once)." + ai]
 
 
 def format_compare(rows: list[dict]) -> str:

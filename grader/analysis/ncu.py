@@ -552,7 +552,8 @@ def format_table(profiles: list[KernelProfile]) -> str:
     caches = any(p.cache for p in profiles)
     width = 16 if nvtx else 0
     lines = [f"{'cache ' if caches else ''}{'range' if nvtx else '':<{width}}{'kernel':<44} {'n':>3} {'time µs':>10} "
-             f"{'Mem %':>6} {'SM %':>6} {'DRAM %':>7} {'DRAM MB':>9} {'GFLOP/s':>10} {'AI DRAM':>8} {'AI L2':>7}  "
+             f"{'Mem %':>6} {'SM %':>6} {'DRAM %':>7} {'DRAM MB':>9} {'GFLOP/s':>10} {'AI DRAM':>8} {'AI L2→SM':>8} "
+             f"{'AI L2 out':>9}  "
              f"{'bound':<14} busiest unit"]
     for p in profiles:
         name = re.sub(r"\(.*", "", p.kernel).replace("void ", "")[:40] + (" [tool]" if p.tool_kernel else "")
@@ -561,7 +562,8 @@ def format_table(profiles: list[KernelProfile]) -> str:
                      f"{f(p.memory_pct, '.1f'):>6} {f(p.compute_pct, '.1f'):>6} {f(p.dram_pct, '.2f'):>7} "
                      f"{f(None if p.dram_bytes is None else p.dram_bytes / 1e6, '.2f'):>9} "
                      f"{f(None if p.flop_per_s is None else p.flop_per_s / 1e9, '.1f'):>10} "
-                     f"{f(p.ai_dram, '.1f'):>8} {f(p.ai_l2, '.2f'):>7}  {p.bound or '-':<14} {unit_text(p)}")
+                     f"{f(p.ai_dram, '.1f'):>8} {f(p.ai_l2_delivered, '.2f'):>8} {f(p.ai_l2, '.2f'):>9}  "
+                     f"{p.bound or '-':<14} {unit_text(p)}")
     peak = next((p for p in profiles if p.peak_fp32_flop_per_s and p.peak_dram_bytes_per_s), None)
     if peak:
         lines.append(f"device peaks: FP32 {peak.peak_fp32_flop_per_s / 1e12:.1f} TFLOP/s, DRAM "
@@ -569,6 +571,9 @@ def format_table(profiles: list[KernelProfile]) -> str:
                      f"{peak.peak_fp32_flop_per_s / peak.peak_dram_bytes_per_s:.1f} FLOP/byte)")
     lines += [BOUND_RULE, "GFLOP/s and AI count FP32 instructions (2·FFMA + FADD + FMUL), not the model's FLOPs: "
               "tensor-core work is invisible to them, and exp or a division counts several",
+              "AI L2→SM: over the bytes the SMs received from L2, each SM's copy (the L2 level); AI L2 out: over "
+              "what L2 sent out (Nsight Compute's L2 roofline), where a line L2 multicasts to many SMs at once "
+              "counts once, so a tiled kernel whose blocks share reads looks several times denser there",
               "'-': the export lacks the metrics (profile with `make profile`, or "
               "export --page raw --print-units base)"]
     if caches:

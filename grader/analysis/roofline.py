@@ -65,7 +65,7 @@ L2_MIB = {"H200": 60, "H100": 50}      # L2 capacity (device attribute of the H2
 # every size). NVIDIA's datasheet quotes TF32 at 1.83 GHz (494.7 TFLOP/s dense). `make profile`
 # leaves the clocks to the GPU (--clock-control none), and there the tensor-core kernel ran
 # slower than the others: in the H200 fixture at S = 1024 (smsp__cycles_elapsed.avg.per_second)
-# fused_tc_kernel at 1.78 GHz, the CUDA-core kernels at 1.96-1.98 GHz; so a profiled
+# fused_tc_kernel at 1.78 GHz, the CUDA-core kernels at 1.95-1.97 GHz; so a profiled
 # tensor-core rate sits up to ~10% below these peaks.
 # Capabilities not listed have no tensor-core ceiling here (their review flag is not raised).
 FLOP_PER_SM_CLOCK = {

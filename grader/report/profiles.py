@@ -130,10 +130,11 @@ def compare_profiles(profiles: list, shape: tuple | None = None) -> dict | None:
         a = _student_totals(before, shape, model_flops_always=True)
         b = _student_totals(after, shape, model_flops_always=True)
     ratio = lambda x, y: "-" if not x or not y else f"{y / x:.2f}x"  # noqa: E731
-    # one L2 count on both sides: what the SMs received where both exports have it, else L2's
-    # output (ncu's L2 roofline, a shared read counted once: it flatters a tiled kernel)
-    l2_key, l2_name = (("ai_l2_delivered", "L2→SM") if a["ai_l2_delivered"] and b["ai_l2_delivered"]
-                       else ("ai_l2", "L2 out"))
+    # both L2 counts, each compared with itself: what the SMs received ('-' on a side whose export
+    # lacks it) and L2's output (ncu's L2 roofline, a line multicast to many SMs counted once: it
+    # flatters a tiled kernel, and it is all an older export has)
+    l2_rows = [("ai_l2_delivered", "L2→SM")] if a["ai_l2_delivered"] or b["ai_l2_delivered"] else []
+    l2_rows.append(("ai_l2", "L2 out"))
     both = a["model_flops"] and b["model_flops"]
     modelled = [lab for lab, t in ((first, a), (last, b)) if t["model_flops"]]
     flops_note = (f", the model's FLOPs on both sides: {' and '.join(marked)} on tensor cores" if both and marked
@@ -146,9 +147,8 @@ def compare_profiles(profiles: list, shape: tuple | None = None) -> dict | None:
          "change": "-" if a["dram_pct"] is None or b["dram_pct"] is None else f"{b['dram_pct'] - a['dram_pct']:+.2f} points"},
         {"what": f"AI at DRAM (FLOP/byte{flops_note})", "before": _f(a["ai_dram"], ".1f"), "after": _f(b["ai_dram"], ".1f"),
          "change": ratio(a["ai_dram"], b["ai_dram"])},
-        {"what": f"AI at L2, {l2_name} (FLOP/byte{flops_note})", "before": _f(a[l2_key], ".2f"),
-         "after": _f(b[l2_key], ".2f"), "change": ratio(a[l2_key], b[l2_key])},
-    ]}
+    ] + [{"what": f"AI at L2, {name} (FLOP/byte{flops_note})", "before": _f(a[key], ".2f"), "after": _f(b[key], ".2f"),
+          "change": ratio(a[key], b[key])} for key, name in l2_rows]}
 
 
 def _unit(p: dict) -> str:

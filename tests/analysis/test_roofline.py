@@ -19,17 +19,22 @@ def test_gpu_ceilings_come_from_the_export():
     c = roofline.gpu_ceilings(read_files([NCU / "references_h200_raw.csv"]))
     assert c.peak_flop_per_s / 1e12 == pytest.approx(66.8, abs=0.2)
     assert c.bandwidth_bytes_per_s["DRAM"] / 1e12 == pytest.approx(4.81, abs=0.01)
-    # an export without the delivered bytes: the L2 roof is L2's output, ncu's own L2 roofline
-    assert c.bandwidth_bytes_per_s["L2 out"] / 1e12 == pytest.approx(10.27, abs=0.05)
+    # an export with the delivered bytes: the L2 roof is the crossbar's peak into the SMs' L1s
+    assert set(c.bandwidth_bytes_per_s) == {"DRAM", "L2→SM"}
+    assert c.bandwidth_bytes_per_s["L2→SM"] / 1e12 == pytest.approx(33.6, abs=0.1)
     assert c.ridge("DRAM") == pytest.approx(13.9, abs=0.1)
     assert "Nsight Compute" in c.source
+    # an export without them (taken before make profile asked for them): L2's output, ncu's own L2 roofline
+    old = roofline.gpu_ceilings(read_files([NCU / "naive_h200_raw.csv"]))
+    assert set(old.bandwidth_bytes_per_s) == {"DRAM", "L2 out"}
+    assert old.bandwidth_bytes_per_s["L2 out"] / 1e12 == pytest.approx(10.27, abs=0.05)
 
 
 def test_the_tables_l2_peaks_are_the_exports():
-    """The fallback table's L2 roofs are Nsight Compute's own peaks in an H200 and an H100 export
-    (the H100's L2 has fewer slices: 160 lts2xbar cycles a cycle, not the H200's 188)."""
+    """The fallback table's L2 roofs are Nsight Compute's own peaks of L2's output in an H200 and
+    an H100 export (the H100's L2 has fewer slices: 160 lts2xbar cycles a cycle, not the H200's 188)."""
     for device, fixture in (("H200", "references_h200_raw.csv"), ("H100", "triton_h100_raw.csv")):
-        exported = roofline.gpu_ceilings(read_files([NCU / fixture])).bandwidth_bytes_per_s["L2 out"]
+        exported = max(p.peak_l2_bytes_per_s for p in read_files([NCU / fixture]) if p.peak_l2_bytes_per_s)
         assert roofline.GPU_TABLE[device].bandwidth_bytes_per_s["L2 out"] == pytest.approx(exported, rel=0.01), device
 
 
@@ -42,7 +47,9 @@ def test_gpu_points_at_two_levels_per_kernel():
     points = roofline.gpu_points(read_files([NCU / "references_h200_raw.csv"]))
     assert len(points) == 42                                        # 21 kernels x (DRAM, L2)
     scores = [p for p in points if p.label == "naive_S1024: scores_kernel"]
-    assert {p.level for p in scores} == {"DRAM", "L2 out"} and {p.group for p in scores} == {"naive"}
+    assert {p.level for p in scores} == {"DRAM", "L2→SM"} and {p.group for p in scores} == {"naive"}
+    older = roofline.gpu_points(read_files([NCU / "naive_h200_raw.csv"]))      # no delivered bytes in it
+    assert {p.level for p in older} == {"DRAM", "L2 out"}
 
 
 def test_cpu_points_use_the_ai_model():
@@ -104,7 +111,7 @@ def test_tensor_core_ranges_use_the_model_flops():
     assert model == fused(1, 8, 1024, 64).flops and counted < 0.1 * model
     points = roofline.gpu_points(profiles, (1, 8, 64))
     opt = [p for p in points if p.label == "fused_opt_S1024 (model FLOPs)"]
-    assert {p.level for p in opt} == {"DRAM", "L2 out"}
+    assert {p.level for p in opt} == {"DRAM", "L2→SM"}
     seconds = sum(p.total_duration_us for p in profiles if p.nvtx == "fused_opt_S1024") * 1e-6
     assert opt[0].flop_per_s == pytest.approx(model / seconds)
     assert 30e12 < opt[0].flop_per_s < 66.8e12                   # ~43 TFLOP/s (45.4 + 5.5 us)

@@ -1,11 +1,13 @@
 """grader/evidence/exports.py: whose kernels a profile is of. `make profile` records, around each
 kernel's NVTX range, the digest of the source it was built from; the judge holds it to the
-graded submission. The exports here are the real H200 fixtures; where a test needs the
-digest range, it is written into a copy of the fixture's range column (the driver's new
-range, which those older exports predate), nothing else changed."""
+graded submission. The exports here are the real H200 fixtures; where a test needs another
+digest, it is written into a copy of the fixture's range column (in place of the digest
+range references_h200 records, in front of the student ranges of the exports that predate
+it), nothing else changed."""
 import csv
 import io
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -27,15 +29,19 @@ def _stage(ref: str, dest: Path) -> Path:
 
 
 def _with_digest(src: Path, dest: Path, digest: str) -> None:
-    """A copy of one fixture export whose student ranges sit inside `src_<digest>`."""
+    """A copy of one fixture export whose student ranges sit inside `src_<digest>` (the
+    export's own digest range replaced, or one added where it has none)."""
     rows = list(csv.reader(io.StringIO(src.read_text())))
     col = [i for i, c in enumerate(rows[0]) if c.startswith("thread Domain:Push/Pop_Range")]
     for row in rows[1:]:
         for i in col:
             if i < len(row) and ":student_S" in row[i]:
-                row[i] = row[i].replace('"<default domain>:student_S',
-                                        f'"<default domain>:src_{digest}:none:none:none:none:none:none"  '
-                                        '"<default domain>:student_S')
+                if re.search(r":src_[0-9a-f]{12}:", row[i]):
+                    row[i] = re.sub(r":src_[0-9a-f]{12}:", f":src_{digest}:", row[i])
+                else:
+                    row[i] = row[i].replace('"<default domain>:student_S',
+                                            f'"<default domain>:src_{digest}:none:none:none:none:none:none"  '
+                                            '"<default domain>:student_S')
     buf = io.StringIO()
     csv.writer(buf, lineterminator="\n", quoting=csv.QUOTE_ALL).writerows(rows)
     dest.write_text(buf.getvalue())
@@ -70,7 +76,10 @@ def test_the_references_exports_beside_a_cpu_kernel_earn_nothing(tmp_path):
         for page in ("raw", "details"):
             shutil.copy(NCU / f"{export}_{page}.csv", sub / "profiles" / f"{label}_{page}.csv")
     bad, problems, _ = _check(sub)
-    assert bad == {"before", "after"} and "no profile in profiles/ is of this submission's kernels" in problems[0]
+    assert bad == {"before", "after"}
+    # after: the export records reference/fused.cu's digest; before: no digest, kernels the submission lacks
+    assert "profile 'after' is of the course's fused.cu" in problems[0]
+    assert "no profile in profiles/ is of this submission's kernels (before:" in problems[1]
     rubric, _ = config.load_rubric()
     doc = json.loads((REPO / "tests" / "fixtures" / "results" / "cpu_fused.json").read_text())
     records, _ = read_profiles(parse(sub))
@@ -92,6 +101,24 @@ def test_an_export_of_a_reference_is_borrowed_even_under_the_students_kernel_nam
     bad, problems, records = _check(sub)
     assert any(r.get("source") for r in records)
     assert "after" in bad and any("is of the course's fused.cu" in p for p in problems)
+
+
+def test_the_references_export_records_the_code_it_profiled(tmp_path):
+    """make profile's real export of reference/fused.cu (no digest written in) names its source:
+    beside a kernel of the student's own code it is borrowed, beside fused.cu's code it counts."""
+    from grader.build.parse import code_digest
+    from grader.analysis.ncu import read_files
+    fused = code_digest((REPO / "reference" / "fused.cu").read_text(), "cuda")
+    student = [p for p in read_files([NCU / "references_h200_raw.csv"]) if p.nvtx.startswith("student_S")]
+    assert len(student) == 3
+    assert {p.source for p in student} == {fused}, "reference/fused.cu's code changed: re-take the H200 exports"
+    sub = _stage("fused.cu", tmp_path / "s")
+    for page in ("raw", "details"):
+        shutil.copy(NCU / f"references_h200_{page}.csv", sub / "profiles" / f"after_{page}.csv")
+    assert _check(sub)[:2] == (set(), [])
+    _own_code(sub)
+    bad, problems, _ = _check(sub)
+    assert "after" in bad and any("profile 'after' is of the course's fused.cu" in p for p in problems)
 
 
 def _own_code(sub: Path) -> None:
