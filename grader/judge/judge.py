@@ -1041,7 +1041,7 @@ class Judge:
         raw = row["slowdown"]
         row = {**row, "judge_clock": clock} if busy else cap_baseline({**row, "judge_clock": clock})
         row["interval"] = scaled(rule.summary(), raw, row["slowdown"])
-        flags = clock_flags(shape, timings, clock)
+        flags = clock_flags(shape, timings, clock, busy)
         if counts is not None:
             from .cpusample import judge_samples
             flags += judge_samples(shape.S, counts, timings["student"].median_ms * len(samples["student"]),
@@ -1156,11 +1156,13 @@ def _harness_here(shape: Shape, kernels: int, reps: int = 9) -> float:
     return statistics.median(times)
 
 
-def clock_flags(shape: Shape, timings: dict, clock: dict) -> list[dict]:
+def clock_flags(shape: Shape, timings: dict, clock: dict, busy: bool = False) -> list[dict]:
     """Strict flags when the timed process's figures disagree with the judge's own clock:
     its rounds took much longer than the calls it reported and the harness's own work can
     explain (time taken out of the kernel's reported calls), or SDPA ran much slower in the
-    kernel's process than in the judge's (its baseline slowed, however it was done)."""
+    kernel's process than in the judge's (its baseline slowed, however it was done). `busy`:
+    other processes used the machine meanwhile; the details say so, and that no cap was
+    applied (`on_busy` makes the flags review)."""
     base, sdpa_ms = timings["sdpa"].median_ms, clock["sdpa_ms"]
     lost, harness = clock["unaccounted_ms"], clock["harness_ms"]
     flags = []
@@ -1169,13 +1171,15 @@ def clock_flags(shape: Shape, timings: dict, clock: dict) -> list[dict]:
         flags.append({"code": "forged_timings", "tier": "strict" if strict else "review", "detail": (
             f"S={shape.S}: a round took {lost:.3f} ms more on the judge's clock than the calls your process "
             f"reported, and the harness's own work takes {harness:.3f} ms: time left out of the reported calls "
-            "(timings rewritten in the timed process, or work left running between calls)")})
+            "(timings rewritten in the timed process, or work left running between calls)"
+            + (BUSY_NOTE if busy else ""))})
     if base > SLOWED_REVIEW * sdpa_ms + CLOCK_SLACK_MS:
         flags.append({"code": "baseline_slowed", "tier": "review", "detail": (
             f"S={shape.S}: SDPA took {base:.3f} ms a call beside your kernel but {sdpa_ms:.3f} ms in the "
             f"judge's own process ({base / max(sdpa_ms, 1e-9):.1f}x): something in your kernel's process slowed "
-            "the baseline (its allocator, OpenMP's settings, threads left running, ...); the slowdown is "
-            f"computed against at most {SDPA_CAP:g}x the judge's SDPA")})
+            "the baseline (its allocator, OpenMP's settings, threads left running, ...); "
+            + (BUSY_NOTE.lstrip("; ") + ": the slowdown was not capped, the SDPA column is its baseline" if busy else
+               f"the slowdown is computed against at most {SDPA_CAP:g}x the judge's SDPA"))})
     return flags
 
 
@@ -1206,6 +1210,8 @@ def cap_baseline(row: dict) -> dict:
     return {**row, "slowdown": (mine + charged) / denominator, "judge_clock": clock}
 
 
+BUSY_NOTE = ("; but the machine was busy while this size was timed (other processes used its cores), so "
+             "their load may explain it rather than your kernel")
 # Flags whose evidence a busy machine cannot fake: foreign_cpu_time compares where the
 # kernel's CPU samples landed (its code or torch's) with its share of the rounds' time, and
 # samples are taken per thread's CPU time, so load thins both alike (grader/judge/cpusample.py)

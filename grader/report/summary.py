@@ -136,6 +136,12 @@ def format_result(r: GradeResult) -> str:
         out += [f"  note: {n}" for n in r.profile_notes]
         # exports that earn nothing (grader/evidence/exports.py provenance): said here, not only as a flag
         out += [f"  NOT COUNTED: {f['detail']}" for f in r.flags if f.get("code") == "profile_provenance"]
+    # the integrity flags the report lists, here too (a fresh walkthrough found them in the PDF only)
+    flags = [f for f in r.flags if isinstance(f, dict) and f.get("tier") in ("strict", "review")
+             and f.get("code") != "profile_provenance"]
+    if flags:
+        out += ["", "flags (in the report too; review: for the course to look at, strict: it decides the verdict):"]
+        out += [f"  {f['tier']}:{f.get('code')}: {f.get('detail', '')}" for f in flags]
     out += ["", f"verdict: {r.verdict}" + (f" - {r.message}" if r.message else ""),
             f"         {VERDICT_HELP[r.verdict]}" if r.verdict != "ok" else ""]
     return "\n".join(out).rstrip() + "\n"

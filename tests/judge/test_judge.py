@@ -130,6 +130,14 @@ def test_time_missing_from_the_reported_calls_is_flagged_and_a_slowed_baseline_c
     assert [(f["code"], f["tier"]) for f in strict] == [("forged_timings", "strict")]
     slowed = clock_flags(shape, timings, {**honest, "sdpa_ms": 2.0})
     assert [(f["code"], f["tier"]) for f in slowed] == [("baseline_slowed", "review")]
+    assert "at most 1.25x the judge's SDPA" in slowed[0]["detail"] and "busy" not in slowed[0]["detail"]
+    # on a machine other processes kept busy the cap is off and the flags say why it may be load
+    # (a fresh walkthrough: an honest naive kernel was told it "slowed the baseline", and that
+    # a cap applied that was not)
+    busy = clock_flags(shape, timings, {**honest, "sdpa_ms": 2.0, "unaccounted_ms": 20.0}, busy=True)
+    assert [f["code"] for f in busy] == ["forged_timings", "baseline_slowed"]
+    assert all("the machine was busy" in f["detail"] for f in busy)
+    assert "not capped" in busy[1]["detail"] and "at most 1.25x" not in busy[1]["detail"]
     row = {"student_ms": 10.0, "sdpa_ms": 20.0, "slowdown": 0.5, "judge_clock": {**honest, "sdpa_ms": 2.0}}
     capped = cap_baseline(row)
     assert capped["slowdown"] == pytest.approx(4.0) and capped["judge_clock"]["sdpa_capped_ms"] == pytest.approx(2.5)

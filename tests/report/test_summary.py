@@ -51,3 +51,16 @@ def test_exports_that_earn_nothing_are_said_where_the_profiles_are():
                     flags=({"code": "profile_provenance", "tier": "review", "detail": why},))
     assert f"NOT COUNTED: {why}" in format_result(shown)
     assert "NOT COUNTED" not in format_result(replace(shown, flags=()))
+
+
+def test_the_flags_the_report_lists_are_in_the_terminal_too():
+    """A fresh walkthrough: review flags (forged_timings, baseline_slowed) were in the PDF
+    and results.json but nowhere in `make grade`'s terminal; warnings stay out, and the
+    profile provenance flag keeps its own NOT COUNTED line."""
+    base = result_from(json.loads((FIXTURES / "cpu_fused.json").read_text()))
+    flags = [{"code": "baseline_slowed", "tier": "review", "detail": "S=512: SDPA took 38.684 ms a call beside"},
+             {"code": "no_timestamp", "tier": "warning", "detail": "no timestamp"}]
+    text = format_result(replace(base, flags=flags))
+    assert "review:baseline_slowed: S=512: SDPA took 38.684 ms a call beside" in text
+    assert "no_timestamp" not in text
+    assert "flags (" not in format_result(replace(base, flags=[]))
