@@ -162,18 +162,23 @@ def test_in_a_cuda_childs_sandbox_a_listening_socket_has_no_peer(tmp_path):
     assert report == {"bind": None, "listen": None, "peer": 111}, report    # ECONNREFUSED
 
 
+def _self_test(tmp_path) -> dict:
+    """The sandbox's self-test report on this machine (skips without bubblewrap or a table)."""
+    from grader.isolation import sandbox
+    from grader.isolation.seccomp import table
+    bwrap = sandbox.bwrap_path()
+    if bwrap is None:
+        pytest.skip("needs bubblewrap")
+    if table() is None:
+        pytest.skip("no system-call table for this machine")
+    return sandbox.self_test(bwrap, tmp_path / "w", sandbox.Limits(), ())
+
+
 def test_the_sandbox_lets_cudas_socket_probe_through(tmp_path):
     """What CUDA's initialisation does, in the real sandbox: socket(AF_UNIX, SOCK_SEQPACKET)
     opens and its connect to the absent MPS control socket fails with ENOENT; a socket pair,
     a bound socket and a network socket are refused."""
-    from grader.isolation import sandbox
-    bwrap = sandbox.bwrap_path()
-    if bwrap is None:
-        pytest.skip("needs bubblewrap")
-    from grader.isolation.seccomp import table
-    if table() is None:
-        pytest.skip("no system-call table for this machine")
-    report = sandbox.self_test(bwrap, tmp_path / "w", sandbox.Limits(), ())
+    report = _self_test(tmp_path)
     assert report.get("unix_socket") is True and report.get("mps_connect_errno") == 2   # ENOENT, as CUDA expects
     assert report["socketpair"] is False and report.get("bind") is False and report.get("inet_socket") is False
 
@@ -182,14 +187,7 @@ def test_the_sandbox_refuses_a_key_in_the_keyring(tmp_path):
     """As root every sandbox is uid 65534 on the host, whose user keyring outlived the
     batch (one submission stored the hidden config, a later one printed it): the self-test
     tries add_key in the sandbox, and it must be refused."""
-    from grader.isolation import sandbox
-    bwrap = sandbox.bwrap_path()
-    if bwrap is None:
-        pytest.skip("needs bubblewrap")
-    from grader.isolation.seccomp import table
-    if table() is None:
-        pytest.skip("no system-call table for this machine")
-    report = sandbox.self_test(bwrap, tmp_path / "w", sandbox.Limits(), ())
+    report = _self_test(tmp_path)
     assert report["keyring"] is False and report["keyring_errno"] == 1
 
 
