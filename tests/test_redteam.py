@@ -55,10 +55,11 @@ def test_the_cuda_attacks_compile_with_nvcc(tmp_path):
         pytest.skip("needs nvcc")
     cfg = config.load(REPO / "tests" / "fast_config.toml")
     inc = (redteam.GPU_ATTACKS / "_correct_cuda.inc").read_text()
-    lookup = (redteam.ATTACKS / "_elf_lookup.inc").read_text()       # as redteam.build fills it
+    lookup = (redteam.ATTACKS / "_elf_lookup.inc").read_text()       # as redteam.build fills them
+    probe = (redteam.ATTACKS / "_socket_probe.inc").read_text()
     for path in sorted(redteam.GPU_ATTACKS.glob("*.py")):
         (tmp_path / path.name).write_text(path.read_text().replace("@@CORRECT_CUDA@@", inc)
-                                          .replace("@@ELF_LOOKUP@@", lookup))
+                                          .replace("@@ELF_LOOKUP@@", lookup).replace("@@SOCKET_PROBE@@", probe))
         result = compile_only(parse(tmp_path / path.name).sources["cuda"], cfg)
         assert result.ok, (path.name, result.log)
 
