@@ -128,13 +128,20 @@ def _own_code(sub: Path) -> None:
     (sub / "attention.py").write_text(text)
 
 
-def test_an_export_of_this_submission_counts_and_so_does_an_earlier_version(tmp_path):
-    sub = _stage("fused.cu", tmp_path / "s")
+def _profiled_own_kernel(dest):
+    """A kernel of the student's own, with exports of it (after: its digest) and of an earlier
+    version (before: another digest), as make profile leaves them."""
+    sub = _stage("fused.cu", dest)
     _own_code(sub)
     mine = parse(sub).sources["cuda"].digest
     for page in ("raw", "details"):
         _with_digest(NCU / f"references_h200_{page}.csv", sub / "profiles" / f"after_{page}.csv", mine)
         _with_digest(NCU / f"naive_h200_{page}.csv", sub / "profiles" / f"before_{page}.csv", "0123456789ab")
+    return sub
+
+
+def test_an_export_of_this_submission_counts_and_so_does_an_earlier_version(tmp_path):
+    sub = _profiled_own_kernel(tmp_path / "s")
     bad, problems, _ = _check(sub)
     assert bad == set() and problems == []
 
@@ -144,12 +151,7 @@ def test_a_comment_after_make_profile_leaves_the_exports_this_kernels(tmp_path):
     no reason given (a fresh walkthrough, 2026-11-27). make profile records the digest of the
     source's code, comments and layout apart; a change of the code still makes the exports
     another source's, and the message says to profile again."""
-    sub = _stage("fused.cu", tmp_path / "s")
-    _own_code(sub)
-    mine = parse(sub).sources["cuda"].digest
-    for page in ("raw", "details"):
-        _with_digest(NCU / f"references_h200_{page}.csv", sub / "profiles" / f"after_{page}.csv", mine)
-        _with_digest(NCU / f"naive_h200_{page}.csv", sub / "profiles" / f"before_{page}.csv", "0123456789ab")
+    sub = _profiled_own_kernel(tmp_path / "s")
     text = (sub / "attention.py").read_text()
     (sub / "attention.py").write_text(text.replace("static const int kMine = 1;", "static const int kMine = 1;  // tuned\n\n"))
     assert _check(sub)[:2] == (set(), [])
