@@ -20,6 +20,8 @@
 #   noisy       a grade alone, then beside a process hammering the same GPU: bench_quality
 #   throughput  N (50) submissions batch-graded on GPU 0 with the sandbox (GPUS="0 0,1" for two)
 #   profile     make profile of the references (cold and warm exports), kept as fixtures
+#   heldout     the kernels of HELDOUT (default heldout32/) graded without the benchmark: verdicts, messages
+#   beforeafter make profile of reference/naive.cu and reference/fused_tc.cu (the demo's before/after)
 #   demo        make demo (the three model reports)
 #   tprofile    make profile BACKEND=triton of reference/fused.triton.py (cold and warm exports)
 #   triton      the Triton references graded (BACKEND=triton), the Triton known-bad class batch-graded
@@ -38,7 +40,7 @@ mkdir -p "$OUT" "$LOGS"
 PY=${PY:-python3}
 
 declare -A LIMIT=([setup]=300 [system]=150 [grade]=240 [tests]=1500 [redteam]=580 [corpus]=300 [bench]=120 [fidelity]=400 [ab]=560 [gradetime]=560
-                  [compile]=120 [noisy]=300 [throughput]=480 [profile]=240 [demo]=240 [triton]=420 [tprofile]=240)
+                  [compile]=120 [noisy]=300 [throughput]=480 [profile]=240 [beforeafter]=300 [heldout]=300 [demo]=240 [triton]=420 [tprofile]=240)
 
 phase() {
 case $1 in
@@ -138,7 +140,10 @@ fidelity)
 gradetime)
     # make grade side by side with an older tree (GRADETIME_OLD, default .cache/carry/old: unpack it there
     # with `git archive REV | tar x -C .cache/carry/old` before the call): the issue's 10% bar
-    $PY tools/grade_time_ab.py --old "${GRADETIME_OLD:-.cache/carry/old}" --n "${GT_N:-2}" ;;
+    # and a third arm, this tree with the timing-confidence rounds off (precision = 0): what the
+    # judge's own observation costs apart from what the precision asked for costs
+    sed 's/^precision = .*/precision = 0/' assignment/config.toml > /tmp/precision0.toml
+    $PY tools/grade_time_ab.py --old "${GRADETIME_OLD:-.cache/carry/old}" --n "${GT_N:-2}" --arm precision0=/tmp/precision0.toml ;;
 ab)
     # what the launch observation costs the timings after it: a warm-up grade (the builds), then
     # AB_N grades each with it on and off, alternating (tools/profiler_ab.py)
@@ -193,6 +198,26 @@ profile)
     make profile SUBMISSION=reference/fused.cu LABEL=references_${gpu:-gpu} PYTHON=$PY
     grep -h "again without" reference/profiles/references_${gpu:-gpu}*_ncu.log
     mkdir -p "$LOGS/profiles" && cp reference/profiles/references_${gpu:-gpu}* "$LOGS/profiles/" && ls -la "$LOGS/profiles" ;;
+beforeafter)
+    # the demo's before/after kernels (reference/naive.cu, reference/fused_tc.cu as the student),
+    # cold and warm exports labelled by the card (naive_h200, fused_tc_h200): the model reports' fixtures
+    gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | grep -o 'H[0-9]\+' | head -1 | tr H h)
+    mkdir -p "$LOGS/profiles"
+    for k in naive fused_tc; do
+        make profile SUBMISSION=reference/$k.cu LABEL=${k}_${gpu:-gpu} PYTHON=$PY
+        cp reference/profiles/${k}_${gpu:-gpu}* "$LOGS/profiles/"
+    done
+    ls -la "$LOGS/profiles" ;;
+heldout)
+    # a held-out set of kernels (HELDOUT, a folder the project does not hold: untracked, carried
+    # with the tree), each graded alone without the benchmark, four at once: verdict and messages
+    mkdir -p "$LOGS/heldout"
+    ls "${HELDOUT:-heldout32}"/*.py | xargs -P 4 -I{} sh -c \
+        '$0 -m grader grade "$1" --no-bench --json "$2/$(basename "$1" .py).json" > "$2/$(basename "$1" .py).txt" 2>&1' \
+        $PY {} "$LOGS/heldout"
+    for f in "$LOGS"/heldout/*.txt; do
+        echo "--- $(basename "$f" .txt)"; grep -E "^(verdict|diagnosis|numerics|config [0-9]|  config)" "$f" | cut -c1-600
+    done ;;
 demo)
     make demo OUT="$LOGS/demo" PYTHON=$PY && ls -la "$LOGS/demo" ;;
 *) echo "unknown phase $1"; return 2 ;;

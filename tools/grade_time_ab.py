@@ -8,8 +8,11 @@ the wall time of every grade, the medians, their ratio and the stages that chang
 
     python tools/grade_time_ab.py --old DIR [--file reference/fused.cu] [--backend auto] [--n 2]
     python tools/grade_time_ab.py --old DIR --batch FOLDER [--n 1]      # a batch instead
+    python tools/grade_time_ab.py --old DIR --arm fixed=CONFIG        # a third arm: this tree, that config
 
-The issue's bar: no more than 10% slower.
+The issue's bar: no more than 10% slower. `--arm NAME=CONFIG` adds an arm graded by this tree
+with another config (e.g. `precision = 0`: the timing-confidence rounds off), so that what one
+feature costs is told apart from what another does, in the same run.
 """
 from __future__ import annotations
 
@@ -26,14 +29,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def run(tree: Path, args, out: Path) -> tuple[float, dict]:
-    """(wall seconds, stage_seconds) of one grade (or batch) with the grader of `tree`."""
+def run(tree: Path, args, out: Path, config: str | None = None) -> tuple[float, dict]:
+    """(wall seconds, stage_seconds) of one grade (or batch) with the grader of `tree` (and
+    `config`, when given)."""
     file = str((ROOT / args.file).resolve()) if not Path(args.file).is_absolute() else args.file
     if args.batch:
         cmd = [sys.executable, "-m", "grader", "batch", str(Path(args.batch).resolve()), "--out", str(out),
                "--no-pdf"] + (["--gpus", args.gpus] if args.gpus else [])
     else:
         cmd = [sys.executable, "-m", "grader", "grade", file, "--backend", args.backend, "--json", str(out)]
+    if config:
+        cmd += ["--config", str(Path(config).resolve())]
     env = {k: v for k, v in os.environ.items() if k != "GRADER_CACHE"}
     t0 = time.monotonic()
     subprocess.run(cmd, cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
@@ -56,17 +62,28 @@ def main() -> int:
     ap.add_argument("--batch", default=None, help="a submissions folder: time `grader batch` instead")
     ap.add_argument("--gpus", default=None)
     ap.add_argument("--n", type=int, default=2)
+    ap.add_argument("--arm", action="append", default=[], metavar="NAME=CONFIG",
+                    help="another arm: this tree graded with CONFIG")
     a = ap.parse_args()
-    trees = {"new": ROOT, "old": Path(a.old).resolve()}
-    walls: dict = {"new": [], "old": []}
-    stages: dict = {"new": [], "old": []}
+    # arm -> (tree, config)
+    arms = {"new": (ROOT, None), "old": (Path(a.old).resolve(), None)}
+    for spec in a.arm:
+        name, _, config = spec.partition("=")
+        if not name or not config or name in arms:
+            ap.error(f"--arm {spec!r}: NAME=CONFIG, a name other than new/old")
+        arms[name] = (ROOT, config)
+    walls: dict = {n: [] for n in arms}
+    stages: dict = {n: [] for n in arms}
     with tempfile.TemporaryDirectory() as tmp:
-        for name, tree in trees.items():            # caches built, not counted
-            w, _ = run(tree, a, Path(tmp) / f"warm-{name}")
+        for name, (tree, config) in arms.items():            # caches built, not counted
+            w, _ = run(tree, a, Path(tmp) / f"warm-{name}", config)
             print(f"warm-up {name}: {w:.1f} s", flush=True)
+        order = list(arms)
         for i in range(a.n):
-            for name in ("new", "old") if i % 2 == 0 else ("old", "new"):
-                w, st = run(trees[name], a, Path(tmp) / f"{name}{i}")
+            # each grade's turn rotates, so that the machine's drift lands on every arm
+            for name in order[i % len(order):] + order[:i % len(order)]:
+                tree, config = arms[name]
+                w, st = run(tree, a, Path(tmp) / f"{name}{i}", config)
                 if "FAILED" in st:
                     print(f"grade {i + 1}/{a.n} {name}: {w:.1f} s  FAILED ({st['FAILED']}): not counted", flush=True)
                     continue
@@ -77,14 +94,18 @@ def main() -> int:
     if not walls["new"] or not walls["old"]:
         print("\nno comparison: every grade of one tree failed (above)")
         return 1
-    new, old = statistics.median(walls["new"]), statistics.median(walls["old"])
-    print(f"\nmedian wall: new {new:.1f} s, old {old:.1f} s: new/old {new / old:.3f} ({(new / old - 1):+.1%})")
+    old = statistics.median(walls["old"])
+    print()
+    for name in arms:
+        if name != "old" and walls[name]:
+            m = statistics.median(walls[name])
+            print(f"median wall: {name} {m:.1f} s, old {old:.1f} s: {name}/old {m / old:.3f} ({(m / old - 1):+.1%})")
     keys = sorted({k for arm in stages.values() for st in arm for k in st})
     for k in keys:
         vals = {n: [st.get(k) for st in stages[n] if isinstance(st.get(k), (int, float))] for n in stages}
-        if vals["new"] or vals["old"]:
+        if any(vals.values()):
             m = {n: statistics.median(v) if v else 0.0 for n, v in vals.items()}
-            print(f"  {k:<20} new {m['new']:7.2f} s   old {m['old']:7.2f} s")
+            print(f"  {k:<20} " + "   ".join(f"{n} {m[n]:7.2f} s" for n in arms))
     return 0
 
 

@@ -100,10 +100,12 @@ def _correct_source() -> str:
     return (ATTACKS / "_correct.inc").read_text()
 
 
-def build(root: Path, port: int = 9, gpu: bool = False, only: str = "") -> Class:
+def build(root: Path, port: int = 9, gpu: bool = False, only: str = "", extra: tuple = ()) -> Class:
     """Write the class under `root`: subs/, hidden.toml, a canary file, an old OUT.
     `only`: a regular expression; the attacks whose entry name it does not match are left
-    out (the victim and the hostile file names always stay)."""
+    out (the victim and the hostile file names always stay). `extra`: folders of attacks the
+    project does not hold (a held-out set), in the same format, graded as `held_<name>`
+    (`held_gpu_<name>` for those of their gpu/ folder, with --gpu)."""
     keep = (lambda name: re.search(only, name) is not None) if only else (lambda name: True)
     if root.exists():
         shutil.rmtree(root)
@@ -150,8 +152,8 @@ def build(root: Path, port: int = 9, gpu: bool = False, only: str = "") -> Class
             text = text.replace(key, value)
         (subs / f"escape_{name}.py").write_text(text)
         expected[f"escape_{name}"] = want
+    fill["@@CORRECT_CUDA@@"] = (GPU_ATTACKS / "_correct_cuda.inc").read_text()
     if gpu:
-        fill["@@CORRECT_CUDA@@"] = (GPU_ATTACKS / "_correct_cuda.inc").read_text()
         for path in sorted(GPU_ATTACKS.glob("*.py")):
             if not keep(f"gpu_{path.stem}"):
                 continue
@@ -160,6 +162,19 @@ def build(root: Path, port: int = 9, gpu: bool = False, only: str = "") -> Class
             for key, value in fill.items():
                 text = text.replace(key, value)
             (subs / f"gpu_{path.name}").write_text(text)
+    for folder in extra:
+        folder = Path(folder)
+        for sub, prefix in ((folder, "held_"), (folder / "gpu", "held_gpu_")):
+            if sub.name == "gpu" and not gpu:
+                continue
+            for path in sorted(sub.glob("*.py")):
+                if not keep(f"{prefix}{path.stem}"):
+                    continue
+                text = path.read_text()
+                expected[f"{prefix}{path.stem}"] = parse_expect(text)
+                for key, value in fill.items():
+                    text = text.replace(key, value)
+                (subs / f"{prefix}{path.name}").write_text(text)
     expected.update(_hostile_entries(subs, victim))
     return Class(subs=subs, out=out, hidden=hidden, seed=seed, secret=secrets.token_hex(16), canary=canary,
                  old_out=old_out, expected=expected, port=port, gpu=gpu)
@@ -458,9 +473,11 @@ def main() -> int:
     ap.add_argument("dest", nargs="?", default=str(REPO / "report" / "redteam"))
     ap.add_argument("--gpu", action="store_true", help="add the CUDA attacks (tests/redteam/gpu) and grade with --gpus 0")
     ap.add_argument("--only", default="", metavar="REGEX", help="only the attacks whose name matches (e.g. '^gpu_')")
+    ap.add_argument("--attacks", action="append", default=[], metavar="DIR",
+                    help="a folder of attacks the project does not hold (held-out), graded beside the class")
     args = ap.parse_args()
     listener, port = listen()
-    cls = build(Path(args.dest).resolve(), port, gpu=args.gpu, only=args.only)
+    cls = build(Path(args.dest).resolve(), port, gpu=args.gpu, only=args.only, extra=tuple(args.attacks))
     print(f"{len(cls.expected)} entries in {cls.subs}; grading (sandboxed, hidden config, secret seed) ...",
           flush=True)
     before = snapshot(_guarded() + [cls.canary, cls.subs, cls.old_out])
