@@ -39,6 +39,14 @@ def column_softmax(q, k, v, scale: float):
     return (p / p.sum(0, keepdim=True)) @ v
 
 
+def column_max_shift(q, k, v, scale: float):
+    """softmax along each row (over the keys) but shifted by each column's max (per key, over
+    the queries): the shift is not constant within a row, so it changes the weights."""
+    s = q @ k.T * scale
+    p = torch.exp(s - s.amax(0, keepdim=True))
+    return (p / p.sum(-1, keepdim=True)) @ v
+
+
 def online_no_rescale(q, k, v, scale: float, block: int):
     """Online softmax over key blocks of `block` whose running sum is rescaled by
     exp(m_old - m_new) when the row max grows, but whose output accumulator is not."""
@@ -172,7 +180,10 @@ def candidates(S: int, D: int):
             ("uniform weights: every row is the mean of V's rows (the scores never reach the softmax, "
              "or the softmax of a constant)", lambda q, k, v: v.mean(0, keepdim=True).expand_as(v), False),
             ("a softmax over the wrong axis (normalised down each column, over the queries, instead of "
-             "along each row, over the keys)", lambda q, k, v: column_softmax(q, k, v, right), False)]
+             "along each row, over the keys)", lambda q, k, v: column_softmax(q, k, v, right), False),
+            ("the max shift taken down each column (each key's max over the queries) instead of along each row: "
+             "a shift that differs within a row changes the softmax; subtract each row's own maximum score",
+             lambda q, k, v: column_max_shift(q, k, v, right), False)]
     for block in (8, 16, 32, 48, 64, 128):
         if block < S:
             out.append((f"an online softmax over key blocks of {block} whose running sum is rescaled when the max "

@@ -12,7 +12,9 @@ large-score config move each precision's error differently):
 - TF32 truncated: the same mantissa with the low bits dropped instead: what the tensor cores
   make of float32 operands handed over unconverted, as Triton's default `tl.dot` does (on an
   H100 it fails every public config: reference/NOTES.md);
-- bf16 (7-bit mantissa): the same with bfloat16 inputs.
+- bf16 (7-bit mantissa): the same with bfloat16 inputs. A kernel in fp16 throughout (products,
+  exp() and sums in __half) lands here too: on an H200 its error matched bf16's on every
+  config (held-out set of 2026-11-27), so the message names both (`rounding_phrase`).
 
 A precision is named only when the kernel's error is within a factor of MATCH of that
 precision's on every config it was judged on (the closest one when several are: rounded and
@@ -83,6 +85,14 @@ def errors_by_precision(q, k, v, expected: torch.Tensor) -> dict[str, float]:
 
 KEEP_FP32 = ("keep the products and the stored scores in fp32 (a score buffer in fp16 or bf16 rounds like "
              "products in it), or split each product in three (3xTF32)")
+
+
+def rounding_phrase(precision: str) -> str:
+    """How a wrong config's message names a reduced precision the numerics matched."""
+    if precision == PRECISIONS[3].name:
+        return (f"the error is as large as a {precision} computation's rounding: a 16-bit float computation "
+                "(bf16 inputs, or fp16 with its sums or exp() kept in fp16) (see numerics)")
+    return f"the error is the rounding of a {precision} computation (see numerics)"
 
 
 def _lesson(a: Arithmetic, fails: list[str], tolerance: float, allowed: tuple) -> str:

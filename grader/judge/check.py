@@ -112,6 +112,17 @@ def cuda_fault(exc: BaseException) -> str | None:
               "or its memory accesses")
 
 
+def raised_on_gpu(message: str) -> str:
+    """What a CUDA kernel's own error says, in the student's terms: a message of the student's
+    code (a TORCH_CHECK on cudaGetLastError) that quotes one of CUDA's error strings gets that
+    error's usual meaning (CUDA_HINTS); "" when it quotes none or already carries the hint."""
+    if "faulted on the GPU" in message:
+        return ""
+    low = message.lower()
+    key, hint = next(((key, h) for key, h in CUDA_HINTS if key in low), ("", ""))
+    return f"CUDA's \"{key}\" means {hint}" if hint else ""
+
+
 def failure_kind(exc: BaseException) -> str:
     return "not_implemented" if NOT_IMPLEMENTED.search(str(exc)) else "runtime_error"
 
@@ -244,17 +255,20 @@ def row_error(data: bytes | None, q, k, v, rng, rows_per_head: int) -> float | N
 
 
 def judge_call(reply: dict, data: bytes, q, k, v, expected: torch.Tensor, tolerance: float, name: str,
-               hidden: bool = False, config: dict | None = None) -> tuple[CheckResult, str]:
+               hidden: bool = False, config: dict | None = None, gpu: bool = False) -> tuple[CheckResult, str]:
     """The check result of one call from the child's reply and output bytes, judged
     against `expected` (float64 truth the judge computed). Returns the result and its
-    failure kind ("" when passed, else "wrong_answer", "runtime_error" or "not_implemented")."""
+    failure kind ("" when passed, else "wrong_answer", "runtime_error" or "not_implemented").
+    `gpu`: the kernel ran on the GPU (a CUDA error it raised itself is explained)."""
     def failed(message: str, kind: str = "wrong_answer", max_err=None) -> tuple[CheckResult, str]:
         return CheckResult(config=config, name=name, max_err=max_err, passed=False, hidden=hidden,
                            message=message), kind
     raised = reply.get("raised")
     if isinstance(raised, dict):
         kind = raised.get("kind") if raised.get("kind") in ("not_implemented", "runtime_error") else "runtime_error"
-        return failed(f"attention raised: {str(raised.get('message', ''))[:500]}", kind)
+        text = str(raised.get("message", ""))[:500]
+        hint = raised_on_gpu(text) if gpu else ""
+        return failed(f"attention raised: {text}" + (f" ({hint})" if hint else ""), kind)
     meta = reply.get("output") if isinstance(reply.get("output"), dict) else {}
     if meta.get("type") != "Tensor":
         return failed(f"attention returned {str(meta.get('type', 'nothing'))[:60]}, expected a torch.Tensor")
@@ -328,6 +342,11 @@ RACE_HINTS = {
     "cpu": "a race: OpenMP threads sharing one scratch buffer or accumulator? (declare it inside the parallel "
            "loop, or make it `private` or a `reduction`)",
     "gpu": "a race (threads writing the same element, an accumulation without atomics, a missing barrier)?",
+    # a C++ kernel whose library starts no threads (linkaudit.starts_threads): no race is possible
+    "cpu_serial": "your library starts no threads (no OpenMP, std::thread or at::parallel_for), so this is no "
+                  "race: state kept from one call to the next, a `static` or global buffer, running sum or "
+                  "accumulator that is not reset at the start of every call (make it a local, or clear it on "
+                  "every call)",
 }
 
 
@@ -338,14 +357,15 @@ def differential_message(first: bytes, runs: dict, shape: tuple, tolerance: floa
     an uninitialised read when the output follows the memory's contents, which needs each fill to
     reproduce its own output (or the checked run to be the poison's NaN where it differs); a
     race when the checked run differs from re-runs that agree, finite; "" when none. `device`:
-    "cpu" for a C++ kernel on the CPU (the race is named in OpenMP's terms)."""
+    "cpu" for a C++ kernel on the CPU (the race is named in OpenMP's terms), "cpu_serial" for one
+    whose library starts no threads (then what changes is state kept between calls)."""
     def out(data):
         if data is None or len(data) != math.prod(shape) * 4:
             return None
         return torch.frombuffer(bytearray(data), dtype=torch.float32).reshape(shape)
     base = out(first)
     zero, zero2, other, other2 = (out(runs.get(k)) for k in ("0x00", "0x00 again", "0x41", "0x41 again"))
-    hint = RACE_HINTS["cpu" if device == "cpu" else "gpu"]
+    hint = RACE_HINTS.get(device, RACE_HINTS["gpu"])
 
     def evidence(a, b, la, lb) -> str:
         d = _differ(a, b, tolerance)

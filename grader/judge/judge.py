@@ -99,6 +99,7 @@ class Judge:
         self._cpu_observation = ""        # CPU: why the child's CPU time was not sampled, if it was not
         self.child_dir: Path | None = None
         self.library: Path | None = None
+        self._starts_threads: bool | None = None     # the built library can start threads (linkaudit)
         self.output_public = ""
         self.output_private = ""
         self.output_bytes = 0
@@ -280,7 +281,7 @@ class Judge:
         """Read the built library out of the child's cache without trusting anything there
         (grader/isolation/safefs.py), audit its symbols, and keep a copy the child cannot write."""
         from ..build.compile import cache_root, source_hash
-        from .linkaudit import audit_library
+        from .linkaudit import audit_library, starts_threads
         from ..isolation.safefs import UnsafeFile, read_regular
         name = f"attn_{self.source.kind}_{source_hash(self.source, public_config(self.cfg))}"
         root = (self.child_dir / "cache") if self.options.sandbox else cache_root()
@@ -307,6 +308,7 @@ class Judge:
         if self.child is not None:
             self.child.deadline += time.monotonic() - t0
         flags = audit_library(data, self.source, baseline)
+        self._starts_threads = starts_threads(data)
         # and the kernel's own object files, beside the library (nothing of the student's has
         # run yet: they are the compiler's output): a call the toolchain also links into every
         # library (so into the baseline) is still the kernel's own there
@@ -421,7 +423,7 @@ class Judge:
             if isinstance(reply.get("launches"), dict):      # the GPU kernels it launched (grader/judge/launches.py)
                 self._launches[hidden].append(reply["launches"])
             result, kind = judge_call(reply, data, q, k, v, expected, self.cfg.tolerance, name, hidden,
-                                      None if hidden else shape.as_dict())
+                                      None if hidden else shape.as_dict(), gpu=self.device == "cuda")
             if not hidden and result.max_err is not None and kind in ("", "wrong_answer"):
                 self._precision_evidence(name, q, k, v, expected, result)
             if kind == "wrong_answer" and not hidden and data is not None:
@@ -455,8 +457,11 @@ class Judge:
             if reply is None:
                 return result
             runs[label] = data
-        found = differential_message(first, runs, (shape.B, shape.H, shape.S, shape.D), self.cfg.tolerance,
-                                     "cpu" if self.device == "cpu" and self.source.kind == "cpp" else "gpu")
+        device = "gpu"
+        if self.device == "cpu" and self.source.kind == "cpp":
+            # a library that starts no threads cannot race: its run-to-run change is kept state
+            device = "cpu_serial" if self._starts_threads is False else "cpu"
+        found = differential_message(first, runs, (shape.B, shape.H, shape.S, shape.D), self.cfg.tolerance, device)
         if not found and shape.B * shape.H > 1:
             found = self._head_state(shape, payload, first)
         return with_forensics(result, found)
@@ -547,8 +552,9 @@ class Judge:
         precision = (self.state.get("numerics") or {}).get("precision")
         if not precision or precision in ("fp32", "mixed"):
             return
+        from ..analysis.numerics import rounding_phrase
         none = "the error fits none of the usual mistakes"
-        said = f"the error is the rounding of a {precision} computation (see numerics)"
+        said = rounding_phrase(precision)
         for c in self.state["checks"]:
             if not c.get("hidden") and none in c.get("message", ""):
                 c["message"] = c["message"].replace(none, said)
@@ -934,7 +940,10 @@ class Judge:
         if self.device != "cpu":
             self._context_broken = True     # a CUDA fault leaves the context unusable: hidden configs restart
         kind = raised.get("kind") if raised.get("kind") in ("not_implemented", "runtime_error") else "runtime_error"
-        self.finish(kind, f"attention raised during the benchmark ({shape}): {str(raised.get('message', ''))[:500]}")
+        from .check import raised_on_gpu
+        text = str(raised.get("message", ""))[:500]
+        hint = raised_on_gpu(text) if self.device == "cuda" else ""
+        self.finish(kind, f"attention raised during the benchmark ({shape}): {text}" + (f" ({hint})" if hint else ""))
         return True
 
     def _stopping_rule(self, base_s: float, min_groups: int = 0):

@@ -573,6 +573,21 @@ def merge_flags(library: list[Flag], objects: list[Flag]) -> list[Flag]:
     return library + [f for f in objects if f.code not in seen]
 
 
+# what a library calls to run on more than one thread: OpenMP (GOMP_/omp_/__kmpc_), pthreads,
+# std::thread, ATen's parallel_for/parallel_reduce (at::internal), TBB
+THREAD_SYMBOLS = re.compile(r"^(GOMP_|omp_|__kmpc_|pthread_create|_ZNSt6thread|_ZN2at8internal|_ZN3tbb|_ZN2at\d+parallel)")
+
+
+def starts_threads(data: bytes) -> bool | None:
+    """Whether a built library (bytes of a .so) can start threads: an undefined symbol of
+    THREAD_SYMBOLS. None when it cannot be read (then nothing is concluded from it)."""
+    try:
+        undefined, _ = undefined_symbols(data)
+    except ElfError:
+        return None
+    return any(THREAD_SYMBOLS.match(u) for u in undefined)
+
+
 def audit_library(data: bytes, src=None, baseline: frozenset = frozenset()) -> list[Flag]:
     """Flags of one built library (bytes of a .so); `src` (grader.build.parse.Source) names the file;
     symbols in `baseline` (what torch's headers bring by themselves) are not held against it."""

@@ -247,6 +247,17 @@ def _online_no_rescale32(q, k, v, scale, block):
     return acc / den
 
 
+def test_a_max_shift_taken_down_each_column():
+    """Held-out (2026-11-27, llm.c style): the stability max taken per key over the queries and
+    subtracted element by element, then a softmax along each row: named, with its evidence."""
+    (q, k, v), expected = _case(S=128)
+    s = q @ k.transpose(-1, -2) / 8
+    p = torch.exp(s - s.amax(-2, keepdim=True))
+    got = (p / p.sum(-1, keepdim=True)) @ v
+    phrase = _diagnose(got, (q, k, v), expected)
+    assert "the max shift taken down each column" in phrase and EVIDENCE.search(phrase), phrase
+
+
 def test_the_first_n_keys_for_any_n_with_its_evidence():
     """h01: a key loop that stops one short; h18: tiles of 48 (no tile of TILES) whose last
     partial tile is dropped. Any n is found, and the phrase says how closely it matched."""
@@ -455,6 +466,19 @@ def test_openmp_threads_sharing_a_scratch_are_a_race_not_a_memory_read(grade_cpu
     assert result.verdict == "wrong_answer" and failed
     assert not any(UNINITIALISED in c.message for c in failed), [c.message for c in failed]
     assert any(c.message.startswith(RACE) and "OpenMP" in c.message for c in failed), [c.message for c in failed]
+
+
+def test_a_kernel_without_threads_that_changes_between_calls_keeps_state_not_a_race(grade_cpu):
+    """Held-out (2026-11-27): a `static` accumulator never reset, no threads in the library. Its
+    output changes from call to call like a race's, but a library that starts no threads cannot
+    race (linkaudit.starts_threads): the message names state kept between calls, not OpenMP."""
+    from grader.judge.check import RACE
+    result = grade_cpu(SUBMISSIONS / "wrong" / "static_accumulator.py")
+    failed = [c for c in result.checks if not c.passed]
+    assert result.verdict == "wrong_answer" and failed
+    said = [c.message for c in failed if c.message.startswith(RACE)]
+    assert said and all("state kept from one call to the next" in m and "OpenMP threads" not in m for m in said), \
+        [c.message for c in failed]
 
 
 def test_the_judges_probes_are_in_the_results_and_unscored(grade_cpu):

@@ -101,3 +101,41 @@ def test_an_error_far_below_fp32s_is_fp32_or_better_and_the_10_bit_lesson_names_
     assert "fp32 or better" not in numerics_line(likely_precision(_judged(None), 1e-3))
     lesson = likely_precision(_judged(10), 1e-3)["lesson"]
     assert "products" in lesson and "stored" in lesson, lesson
+
+
+def _fp16_throughout(q, k, v):
+    """Attention as a kernel in __half throughout computes it: products, exp() and every partial
+    sum rounded to fp16 (the held-out cuda_half2_fast of 2026-11-27, emulated on the CPU)."""
+    h = lambda t: t.to(torch.float16).to(torch.float32)  # noqa: E731
+    q, k, v = h(q), h(k), h(v)
+    B, H, S, D = q.shape
+    scale = h(torch.tensor(1 / math.sqrt(D)))
+    s = torch.zeros(B, H, S, S)
+    for d in range(D):                                  # q·k summed in fp16
+        s = h(s + h(q[..., :, d:d + 1] * k[..., :, d].unsqueeze(-2)))
+    s = h(s * scale)
+    p = h(torch.exp(h(s - s.amax(-1, keepdim=True))))
+    den, acc = torch.zeros(B, H, S, 1), torch.zeros(B, H, S, D)
+    for j in range(S):                                  # the row sum and p·v in fp16
+        den = h(den + p[..., j:j + 1])
+        acc = h(acc + h(p[..., j:j + 1] * v[..., j:j + 1, :]))
+    return h(acc / den)
+
+
+def test_a_kernel_in_fp16_throughout_is_told_as_16_bit_not_a_bug():
+    """Held-out (2026-11-27): a kernel in __half throughout (sums and exp() too) was named "bf16"
+    on the H200: its error is that size. The message names a 16-bit computation, fp16 included."""
+    from grader.analysis.numerics import rounding_phrase
+    out = []
+    for i, shape in enumerate([Shape(B=1, H=1, S=96, D=64), Shape(B=1, H=1, S=128, D=128),
+                               Shape(B=1, H=1, S=128, D=64, qk_std=8.0)]):
+        q, k, v = make_inputs(shape, 7 + i)
+        want = truth(q, k, v)
+        err = float((_fp16_throughout(q, k, v).double() - want).abs().max())
+        out.append({"name": f"config {i + 1}", "max_err": err, "passed": err < 1e-3,
+                    "errors": errors_by_precision(q, k, v, want)})
+    found = likely_precision(out, 1e-3)
+    assert found["precision"].startswith("bf16"), (found, [c["max_err"] for c in out])
+    phrase = rounding_phrase(found["precision"])
+    assert "fp16 with its sums" in phrase and "16-bit" in phrase
+    assert rounding_phrase(PRECISIONS[1].name) == f"the error is the rounding of a {PRECISIONS[1].name} computation (see numerics)"

@@ -139,6 +139,24 @@ def test_cuda_faults_are_told_in_the_students_terms():
     assert cuda_fault(MemoryError()) is None
 
 
+def test_a_cuda_error_the_kernel_raised_itself_is_explained():
+    """Held-out (2026-11-27, H200): a kernel that checks its own launch (TORCH_CHECK on
+    cudaGetLastError) raised "flash2_fwd launch failed: invalid argument" at D = 128 (68 KiB of
+    dynamic shared memory, no opt-in): the check's message gives CUDA's meaning of the error the
+    kernel quoted, on the GPU only, once."""
+    import torch
+    from grader.judge.check import judge_call, raised_on_gpu
+    reply = {"raised": {"kind": "runtime_error", "message": "flash2_fwd launch failed: invalid argument"}}
+    q = torch.zeros(1, 1, 4, 4)
+    result, kind = judge_call(reply, b"", q, q, q, q.double(), 1e-3, "config 3", gpu=True)
+    assert kind == "runtime_error" and result.message.startswith("attention raised: flash2_fwd launch failed")
+    assert "48 KiB" in result.message and "cudaFuncAttributeMaxDynamicSharedMemorySize" in result.message
+    cpu, _ = judge_call(reply, b"", q, q, q, q.double(), 1e-3, "config 3")
+    assert "48 KiB" not in cpu.message
+    assert raised_on_gpu("the kernel faulted on the GPU (CUDA error: invalid argument): ...") == ""
+    assert raised_on_gpu("attention: S must be a multiple of 64") == ""
+
+
 def test_a_configs_inputs_do_not_give_the_seed_away():
     """Printed public inputs once gave the secret seed away in seconds (each config's generator
     was seeded with seed * 1000 + i, and torch's CPU generator keeps 32 bits of a seed). Now
