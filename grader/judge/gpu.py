@@ -42,7 +42,11 @@ ROUNDS = 11                # interleaved rounds per size; the first is a warm-up
 CALLS = 16                 # timed calls per kernel per round, each on its own input set
 GRAPH_CALLS = 16           # calls captured in one graph, each on its own input set
 WATCHED_KERNELS = 4000     # kernel records kept of the watched round (CALLS calls, flushes included)
-REPLAYS = 11               # graph replays; the first is a warm-up, discarded
+# graph replays; the first is a warm-up, discarded. A replay costs a refill and 16 short calls,
+# while a request costs ~0.45 s of fixed work (the event rounds, canaries, transfers): at S = 128
+# (H200, 2026-11-27) 11 replays gave 220 rounds in the 10 s cap and a ±0.9-2.0% interval, so a
+# request now brings four times the rounds for little more time
+REPLAYS = 41
 L2_FLUSH_BYTES = 256 << 20
 
 
