@@ -98,6 +98,18 @@ CASES = [
     ("hangs.py", "timeout", "took longer than"),
     # issue 32, item 2: the kernel's faults in its own terms, never "the grader's worker failed"
     ("smem_over_48k.py", "runtime_error", "48 KiB"),
+    # the held-out set of 2026-11-27 (issue 32): real-world-style kernels written without the
+    # diagnosis code, graded on an H200 before they were kept here; each names its real bug
+    ("heldout_atomic_rowsum.py", "wrong_answer", "reads memory it never wrote"),
+    ("heldout_blockreduce_softmax.py", "wrong_answer", "changes from run to run"),
+    ("heldout_fa2_smem_tiles.py", "runtime_error", "48 KiB"),
+    ("heldout_flash_tiles32.py", "wrong_answer", "only the first 320 of S = 333 keys"),
+    ("heldout_half2_fast.py", "wrong_answer", "16-bit float computation"),
+    ("heldout_leetgpu_exp.py", "wrong_answer", "without the max shift"),
+    ("heldout_row_block_smem.py", "wrong_answer", "applied after the softmax"),
+    ("heldout_warp_per_row_3dgrid.py", "wrong_answer", "batch/head offset"),
+    ("heldout_three_kernel_warp.py", "ok", "correct"),
+    ("heldout_warp_kv_tiles.py", "ok", "correct"),
 ]
 
 
