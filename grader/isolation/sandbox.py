@@ -181,6 +181,19 @@ def _accounts_dir(uid: int = SANDBOX_UID) -> Path:
         return folder
 
 
+def sandbox_python() -> str:
+    """The interpreter's path as the sandbox shows it. A virtual environment reached through a
+    symbolic link (`.venv -> /elsewhere/venv`) is bound at its real folder (python_paths), so the
+    link's path does not exist inside: the same interpreter is named through the real prefix
+    (not the fully resolved binary, which would leave the environment: Python finds pyvenv.cfg
+    beside the path it was started by)."""
+    exe = Path(sys.executable)
+    try:
+        return str(Path(sys.prefix).resolve() / exe.relative_to(sys.prefix))
+    except ValueError:                       # an interpreter outside its prefix: as it is
+        return sys.executable
+
+
 def python_paths() -> list[Path]:
     """Folders the interpreter and the toolchain need: the Python prefixes, the sys.path
     folders that hold packages, the CUDA toolkit, LD_LIBRARY_PATH. Never the repository
@@ -291,8 +304,9 @@ def bwrap_command(bwrap: str, cmd: list[str], workdir: Path, limits: Limits, hid
     args += ["--bind", str(workdir), str(workdir), "--chdir", str(workdir)]
     if as_root():
         drop = _DROP.format(uid=uid, gid=uid if uid != SANDBOX_UID else SANDBOX_GID)
-        return args + ["--", sys.executable, "-I", "-S", "-c", drop, *cmd]
-    return args + ["--", *cmd]
+        cmd = [sandbox_python() if c == sys.executable else c for c in cmd]
+        return args + ["--", sandbox_python(), "-I", "-S", "-c", drop, *cmd]
+    return args + ["--", *[sandbox_python() if c == sys.executable else c for c in cmd]]
 
 
 def _under_hidden(path: Path, hide: list[Path], workdir: Path) -> bool:

@@ -1,8 +1,12 @@
 """grader/isolation/sandbox.py: what a sandboxed child is given (the policy is proven end to end by
 the red-team suite and the batch tests; these are the unit checks)."""
+import json
 import os
 
 import pytest
+from pathlib import Path
+
+from conftest import REPO
 
 def test_a_compiler_outside_usr_is_bound_with_its_prefix(tmp_path, monkeypatch):
     """A GPU image's GCC lives in /opt/gcc: the sandboxed build must see /opt/gcc (bin,
@@ -266,3 +270,27 @@ def test_a_folder_deeper_than_a_path_can_name_is_measured_and_removed(tmp_path):
     assert deep and entries >= MAX_DEPTH
     assert remove_tree(root) and not root.exists() and outside.read_text() == "must stay"
     assert remove_tree(root)                 # gone already: fine
+
+
+def test_a_virtual_environment_reached_through_a_link_runs_in_the_sandbox(tmp_path):
+    """A checkout whose .venv is a symbolic link to an environment elsewhere (walkthrough of
+    2026-11-27): the environment is bound at its real folder, so the interpreter is named through
+    it (sandbox_python) and the self-test runs, instead of failing with an IndexError."""
+    import subprocess
+    import sys
+    if sys.prefix == sys.base_prefix:
+        pytest.skip("needs a virtual environment")
+    _self_test(tmp_path)                                   # skips without bubblewrap or a table
+    link = tmp_path / "checkout" / ".venv"
+    link.parent.mkdir()
+    link.symlink_to(Path(sys.prefix).resolve(), target_is_directory=True)
+    exe = link / Path(sys.executable).relative_to(sys.prefix)
+    code = ("import json, sys; from pathlib import Path; from grader.isolation import sandbox; "
+            "print(sandbox.sandbox_python()); "
+            "print(json.dumps(sandbox.self_test(sandbox.bwrap_path(), Path(sys.argv[1]), sandbox.Limits(), ())))")
+    proc = subprocess.run([str(exe), "-c", code, str(tmp_path / "w2")], capture_output=True, text=True,
+                          cwd=REPO, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-800:]
+    first, report = proc.stdout.strip().splitlines()[0], proc.stdout.strip().splitlines()[-1]
+    assert first.startswith(str(Path(sys.prefix).resolve())), first
+    assert json.loads(report)["uid"] != 0
