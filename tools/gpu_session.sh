@@ -271,6 +271,13 @@ phases=${*:-setup system grade tests}
 #   TESTS="tests/course/test_batch.py" tools/gpu_session.sh setup tests throughput
 #   ONLY='^(?!gpu_)[a-m]' tools/gpu_session.sh setup redteam; then '^(?!gpu_)[n-z]'
 #   tools/gpu_session.sh setup fidelity triton        (issue 29's interval with the run-to-run part)
+# (2026-11-27, third session, H200, the one-chip machine counted at 50%): setup 3-4, fidelity 161-216,
+# gradetime 278 (three arms, GT_N=2), heldout 142 (12 kernels, four at once; 56 for two),
+# beforeafter 214, test_gpu 244 (25 tests), triton past 300 (the two Triton grades take ~190 s,
+# then the batch of the Triton class: give it LIMIT_triton=480). What is left:
+#   TESTS="tests/course/test_batch.py" tools/gpu_session.sh setup tests throughput
+#   ONLY='^(?!gpu_)[a-m]' tools/gpu_session.sh setup redteam; then '^(?!gpu_)[n-z]'
+#   LIMIT_triton=480 tools/gpu_session.sh setup triton
 [ "$phases" = all ] && phases="setup system grade tests redteam corpus bench fidelity compile noisy throughput profile demo triton tprofile"
 for p in $phases; do
     start=$(date +%s)
