@@ -46,7 +46,8 @@ phase() {
 case $1 in
 triton)
     $PY -c "import triton; print('triton', triton.__version__)"
-    for f in naive fused; do
+    # TRITON_GRADES=0: the class batch and the speed table alone (the two grades take ~190 s)
+    for f in $([ "${TRITON_GRADES:-1}" = 1 ] && echo naive fused); do
         $PY -m grader grade reference/$f.triton.py --backend triton --json "$LOGS/triton-$f.json" 2>&1 | tail -25
     done
     rm -rf /tmp/triton-class && mkdir -p /tmp/triton-class && cp tests/submissions/triton/*.py /tmp/triton-class/
