@@ -269,6 +269,8 @@ def cmd_batch(args) -> int:
                         render_pdf=not args.no_pdf, memory_gb=args.memory_limit)
     try:
         _check_overrides(Path(args.out), opts)      # a typo stops the batch now, not after an hour
+        if not args.replace_hidden:
+            _check_hidden_unchanged(Path(args.out), cfg)
         summary = Batch(opts, log=lambda line: print(printable(line), flush=True)).run()
     except BatchError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -285,6 +287,22 @@ def cmd_batch(args) -> int:
               "the gradebook; details in the batch log): re-run the batch to retry them", file=sys.stderr)
         return EXIT_INTERNAL
     return 0
+
+
+def _check_hidden_unchanged(out: Path, cfg) -> None:
+    """A re-run of a batch must grade with the hidden configs OUT was graded with: a forgotten
+    --hidden would regrade every student without them and replace the grades of record."""
+    from .course.batch import BatchError
+    from .course.batch.record import hidden_digest, read
+    before = read(out)
+    if before is None or before.setup.hidden_digest == hidden_digest(cfg):
+        return
+    had = (f"{before.setup.n_hidden} hidden config(s) and a secret seed" if before.setup.hidden_digest
+           else "no hidden configs")
+    now = "none" if hidden_digest(cfg) is None else "other ones" if before.setup.hidden_digest else "hidden configs"
+    raise BatchError(f"{out} was graded with {had}, and this run has {now}: pass the same --hidden FILE "
+                     "(HIDDEN= with make batch) to re-run it, --out a new folder, or --replace-hidden to "
+                     "regrade every student of it with these")
 
 
 def _check_overrides(out: Path, opts) -> None:
@@ -439,6 +457,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("submissions", help="folder with one subfolder, .py or .zip per student")
     b.add_argument("--out", required=True, help="output folder (re-running resumes it)")
     b.add_argument("--hidden", metavar="FILE", help="instructor-only TOML with hidden configs/seed")
+    b.add_argument("--replace-hidden", action="store_true",
+                   help="re-run an OUT graded with other hidden configs (or none) with these: every student regraded")
     b.add_argument("--config", default=str(config_mod.DEFAULT_CONFIG))
     b.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) - 1),
                    help="submissions compiled at once (default: cores - 1)")

@@ -188,6 +188,13 @@ def item_keys(rubric: Rubric, n_public: int, n_hidden: int) -> set[str]:
         f"config{i + 1}" for i in range(n_public)}
 
 
+def item_ranges(rubric: Rubric, n_hidden: int) -> dict[str, float]:
+    """Item name -> its most points, for the items whose range the rubric fixes (checked in
+    overrides.csv before anything is graded)."""
+    empty = {"verdict": "ok", "message": "", "config": {"tolerance": 0}}
+    return {i.key: i.max_score for i in score_items(empty, rubric, hidden_count=n_hidden) if i.key}
+
+
 def scored(doc: dict, rubric: Rubric, hidden_count: int | None, chosen: dict[str, Override]) -> list[Item]:
     """The rubric's items with a person's decisions applied (`chosen`: item -> the
     student's override, grader/score/overrides.py). Raises OverrideError for points outside

@@ -573,3 +573,41 @@ def test_the_wait_for_a_device_is_its_own_stage(tmp_path, monkeypatch, cfg):
                        render_pdf=False, sandbox="off"), log=lambda line: None).run()
     stages = json.loads((out / "students" / "a" / "results.json").read_text())["stage_seconds"]
     assert stages.get("queued", 0) >= 3 and stages["audit"] < 3, stages
+
+
+def test_a_rerun_without_the_hidden_file_is_refused_before_grading(tmp_path):
+    """Walkthrough of 2026-11-27 (S1): re-running `batch` on an OUT graded with hidden configs,
+    --hidden forgotten, regraded the whole class without them and replaced the grades of record.
+    Now it stops before grading anything, and says what to pass; --replace-hidden does it on purpose."""
+    cfg, hidden = _hidden_cfg(tmp_path)
+    _shard(tmp_path / "out", ["alice"], cfg, 1, 1)
+    before = (tmp_path / "out" / "grades.csv").read_text()
+    empty = tmp_path / "class"
+    empty.mkdir()
+    run = lambda *a: subprocess.run([sys.executable, "-m", "grader", "batch", str(empty), "--out",  # noqa: E731
+                                     str(tmp_path / "out"), "--config", str(FAST), "--no-pdf", *a],
+                                    capture_output=True, text=True, cwd=REPO, timeout=300)
+    proc = run()
+    assert proc.returncode == 2 and "was graded with 1 hidden config(s) and a secret seed" in proc.stderr, proc.stderr
+    assert "--hidden" in proc.stderr and "--replace-hidden" in proc.stderr
+    assert (tmp_path / "out" / "grades.csv").read_text() == before          # nothing regraded or rewritten
+    other, other_file = _hidden_cfg(tmp_path, seed=7)
+    assert "this run has other ones" in run("--hidden", str(other_file)).stderr
+    assert "was graded with" not in run("--hidden", str(hidden)).stderr
+    assert "was graded with" not in run("--replace-hidden").stderr
+
+
+def test_points_outside_an_items_range_stop_the_batch_before_grading(tmp_path):
+    """Walkthrough of 2026-11-27 (S2): `written:gap,7` was caught only after the class was
+    regraded, leaving one student three scores. read_overrides (run before anything is graded)
+    now checks each item's range, and names the file once."""
+    from grader.core import config
+    from grader.course.batch.outputs import read_overrides
+    from grader.course.batch.record import setup_from
+    cfg, _ = _hidden_cfg(tmp_path)
+    rubric, deadline = config.load_rubric(FAST)
+    (tmp_path / "overrides.csv").write_text("student,item,value,reason,reviewer\nerin,written:gap,7,,ta\n")
+    with pytest.raises(BatchError) as e:
+        read_overrides(tmp_path, setup_from(cfg, rubric, deadline, {}))
+    assert "line 2: written:gap takes 0 to 5 points (got 7)" in str(e.value)
+    assert str(e.value).count("overrides.csv") == 1, str(e.value)
