@@ -504,10 +504,19 @@ def wrong_interpreter(module: str | None) -> str:
             "Python), or by hand with the interpreter tools/python.sh prints: $(tools/python.sh) -m grader ...")
 
 
+# the commands that run a kernel or build one need torch in this interpreter: checked before
+# anything starts, so that a Python without it is told so, not graded (a kernel "crashed")
+NEEDS_TORCH = ("cmd_grade", "cmd_check_compile", "cmd_profile", "cmd_batch")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from .run import GraderError
     try:
+        if args.func.__name__ in NEEDS_TORCH:
+            import importlib.util
+            if importlib.util.find_spec("torch") is None:
+                raise ModuleNotFoundError("No module named 'torch'", name="torch")
         return args.func(args)
     except (ConfigError, GraderError) as e:
         print(f"error: {e}", file=sys.stderr)

@@ -120,3 +120,9 @@ def test_a_python_without_the_dependencies_says_wrong_interpreter(tmp_path):
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.startswith("wrong interpreter: ") and "tools/python.sh" in proc.stderr
     assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr
+    # grading (walkthrough of 2026-11-27): torch missing was a kernel "crash" with a score, exit 12
+    proc = subprocess.run([sys.executable, "-S", "-m", "grader", "grade", str(REPO / "reference" / "naive.cpp"),
+                           "--no-bench", "--json", str(tmp_path / "r.json")], cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 2 and proc.stderr.startswith("wrong interpreter: ") and "'torch'" in proc.stderr, \
+        proc.stderr[-500:]
+    assert "verdict" not in proc.stdout and not (tmp_path / "r.json").exists()
