@@ -41,6 +41,11 @@ def _mib(x: float) -> str:
     return f"{x / 2**20:.0f} MiB"
 
 
+def _at_most(x: float) -> str:
+    """The largest of some byte counts: "nothing" when it is 0, else "at most N B"."""
+    return "nothing" if x == 0 else f"at most {x:,.0f} B"
+
+
 def _mb(x: float, digits: int = 2) -> str:
     return f"{x / 1e6:.{digits}f} MB"
 
@@ -494,8 +499,8 @@ def _l2() -> str:
         f"allocates scores and P separately: {_mib(two[0])} of S × S tensors at S = {s1}, {_mib(two[1])} at "
         f"S = {s2}, against the H200's {l2:.0f} MiB of L2 ({roofline.L2_MIB['H100']} MiB on an H100). What the "
         f"course's warm exports measured (the naive reference, {len(warm[s2, 'softmax_rows_kernel'])} runs in "
-        f"{len(fig.WARM_H200)} H200 exports): at S = {s1} its softmax and P V kernels read at most "
-        f"{small:,.0f} B from DRAM, all of their input from L2; at S = {s2} softmax read "
+        f"{len(fig.WARM_H200)} H200 exports): at S = {s1} its softmax and P V kernels read {_at_most(small)} "
+        f"from DRAM, all of their input from L2; at S = {s2} softmax read "
         f"{span(warm[s2, 'softmax_rows_kernel'])} of its {_mb(m2)} from DRAM and P V "
         f"{span(warm[s2, 'weighted_sum_kernel'])} of {_mb(mpv2)}: about half, although P was written just "
         "before P V reads it. Neither all from L2 nor all from DRAM: measure it, no capacity rule predicts it. "
@@ -592,7 +597,7 @@ def _answer_length() -> str:
         f"by S² ({_mb(ss_traffic, 1)} of {_mb(tot.bytes_moved, 1)} at S = {hi}, {H} heads). Where those bytes live "
         f"depends on the cache: in a cold profile every kernel reads its input from DRAM; kernels back to back "
         f"can find it in L2. In the course's warm exports (H200) the naive reference's softmax and p v kernels "
-        f"read {small:,.0f} B at most from DRAM at S = {lo_warm} and about half of their input at S = {hi}: softmax "
+        f"read {_at_most(small)} from DRAM at S = {lo_warm} and about half of their input at S = {hi}: softmax "
         f"{_span(min(sm_w) / 1e6, max(sm_w) / 1e6, '.1f')} of {_mb(ks[1].reads)}, p v "
         f"{_span(min(pv_w) / 1e6, max(pv_w) / 1e6, '.1f')} of {_mb(ks[2].reads)}, although p was written just "
         f"before (the two S × S tensors are {_mib(2 * ks[0].bytes_written['scores'])}). At S = "

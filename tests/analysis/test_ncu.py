@@ -12,7 +12,7 @@ import pytest
 
 from grader.analysis.ncu import NcuError, classify, read_files, to_base, to_number
 
-from conftest import REPO, TESTS
+from conftest import REPO, TESTS, without_columns
 
 NCU = TESTS / "fixtures" / "ncu"
 
@@ -219,7 +219,7 @@ def test_make_profile_exports_of_the_references_round_trip():
     assert all(p.flop_per_s and p.dram_bytes for p in ps)
 
 
-def test_the_l2_level_counts_what_the_sms_received():
+def test_the_l2_level_counts_what_the_sms_received(tmp_path):
     """Issue 28, item 1: two counts at L2. What the SMs received (32 B x xbar2l1tex sectors, each
     SM's copy) is the fused kernel's tiling exactly: q once, k and v once per 64-row block, 16
     times a head at S = 1024. What L2 sent out (32 B x lts2xbar cycles, ncu's L2 roofline) is a
@@ -236,8 +236,9 @@ def test_the_l2_level_counts_what_the_sms_received():
     assert l2_level(fused)[:3] == ("L2→SM", fused.l2_delivered_bytes, fused.ai_l2_delivered)
     naive = [by[("naive_S1024", k)] for k in ("scores_kernel", "softmax_rows_kernel", "weighted_sum_kernel")]
     assert [round(p.ai_l2_delivered, 2) for p in naive] == [8.47, 5.41, 8.0]
-    older = read_files([NCU / "naive_h200_raw.csv"])            # taken before make profile asked for them
-    assert all(p.l2_delivered_bytes is None and l2_level(p)[0] == "L2 out" for p in older)
+    older = read_files([without_columns(NCU / "naive_h200_raw.csv", tmp_path / "old_raw.csv")])   # L2→SM columns removed
+    assert older and all(p.l2_delivered_bytes is None and l2_level(p)[0] == "L2 out" for p in older)
+    assert all(p.l2_delivered_bytes and l2_level(p)[0] == "L2→SM" for p in read_files([NCU / "naive_h200_raw.csv"]))
 
 
 @pytest.mark.parametrize("name", ["raw.csv", "raw_base.csv", "details.csv", "details_base.csv",

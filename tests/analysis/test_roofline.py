@@ -9,13 +9,13 @@ from grader.analysis import roofline
 from grader.evidence.advisor import AdvisorError, roofs, survey_points
 from grader.analysis.ncu import read_files
 
-from conftest import REPO, TESTS
+from conftest import REPO, TESTS, without_columns
 
 NCU = TESTS / "fixtures" / "ncu"
 ADVISOR = TESTS / "fixtures" / "advisor"
 
 
-def test_gpu_ceilings_come_from_the_export():
+def test_gpu_ceilings_come_from_the_export(tmp_path):
     c = roofline.gpu_ceilings(read_files([NCU / "references_h200_raw.csv"]))
     assert c.peak_flop_per_s / 1e12 == pytest.approx(66.8, abs=0.2)
     assert c.bandwidth_bytes_per_s["DRAM"] / 1e12 == pytest.approx(4.81, abs=0.01)
@@ -24,8 +24,9 @@ def test_gpu_ceilings_come_from_the_export():
     assert c.bandwidth_bytes_per_s["L2→SM"] / 1e12 == pytest.approx(33.6, abs=0.1)
     assert c.ridge("DRAM") == pytest.approx(13.9, abs=0.1)
     assert "Nsight Compute" in c.source
-    # an export without them (taken before make profile asked for them): L2's output, ncu's own L2 roofline
-    old = roofline.gpu_ceilings(read_files([NCU / "naive_h200_raw.csv"]))
+    # an export without them (as one taken before make profile asked for them: a real one, the
+    # L2→SM columns removed): L2's output, ncu's own L2 roofline
+    old = roofline.gpu_ceilings(read_files([without_columns(NCU / "naive_h200_raw.csv", tmp_path / "old_raw.csv")]))
     assert set(old.bandwidth_bytes_per_s) == {"DRAM", "L2 out"}
     assert old.bandwidth_bytes_per_s["L2 out"] / 1e12 == pytest.approx(10.27, abs=0.05)
 
@@ -43,12 +44,12 @@ def test_without_peaks_the_table_is_used():
     assert c.source.startswith("table") and c.bandwidth_bytes_per_s["DRAM"] == 4.8e12
 
 
-def test_gpu_points_at_two_levels_per_kernel():
+def test_gpu_points_at_two_levels_per_kernel(tmp_path):
     points = roofline.gpu_points(read_files([NCU / "references_h200_raw.csv"]))
     assert len(points) == 42                                        # 21 kernels x (DRAM, L2)
     scores = [p for p in points if p.label == "naive_S1024: scores_kernel"]
     assert {p.level for p in scores} == {"DRAM", "L2→SM"} and {p.group for p in scores} == {"naive"}
-    older = roofline.gpu_points(read_files([NCU / "naive_h200_raw.csv"]))      # no delivered bytes in it
+    older = roofline.gpu_points(read_files([without_columns(NCU / "naive_h200_raw.csv", tmp_path / "old_raw.csv")]))
     assert {p.level for p in older} == {"DRAM", "L2 out"}
 
 
