@@ -78,6 +78,20 @@ def test_a_figure_edited_inside_a_block_is_caught(generated):
         assert handout.render(edited, generated[doc], handout.DOCS[doc]) != edited, doc.name
 
 
+def test_no_generated_block_prints_a_placeholder(generated):
+    """Issue 28, W1: a string the generator forgot to make an f-string printed its field
+    ("±{cfg.precision:.0%}") into the handout. No block, generated now or in the documents,
+    holds a `{...}`."""
+    placeholder = re.compile(r"\{[^{}\n]*\}")
+    assert placeholder.findall("wider than ±{cfg.precision:.0%} of it") == ["{cfg.precision:.0%}"]
+    for doc, bodies in generated.items():
+        written = {m[2]: m[3] for m in handout.BLOCKS[handout.DOCS[doc]].finditer(doc.read_text())}
+        assert set(written) == set(bodies), doc.name
+        for name in bodies:
+            assert placeholder.findall(bodies[name]) == [] and placeholder.findall(written[name]) == [], (doc.name, name)
+    assert f"wider than ±{config.load().precision:.0%} of it" in generated[handout.HANDOUT]["benchmark"]
+
+
 def test_quoted_measurements_are_the_fixtures():
     """Spot checks of what the blocks print against the raw fixture files, read here directly."""
     import csv

@@ -184,7 +184,7 @@ def _benchmark(cfg: config.Config) -> str:
             f"Then more rounds while the slowdown's {confidence.LEVEL:.0%} interval (a bootstrap over the "
             "paired rounds; on CUDA it also holds what varies between one grade and the next and no round can "
             f"show, a standard deviation of {confidence.RUN_TO_RUN['cuda']:.2%} of the slowdown measured over five "
-            "grades on the H200) is wider than ±{cfg.precision:.0%} of it or straddles a tier boundary, up to "
+            f"grades on the H200) is wider than ±{cfg.precision:.0%} of it or straddles a tier boundary, up to "
             f"{cfg.precision_cap_s or confidence.CAP_S['cuda']:g} s of timing per size on CUDA and "
             f"{cfg.precision_cap_s or confidence.CAP_S['cpu']:g} s on the CPU (at most {cfg.max_reps} rounds; a "
             "size timed on a busy machine is timed again, each time with this cap); the results give the "
