@@ -461,7 +461,7 @@ def test_the_simplifies_box_covers_the_original_texts_definitions():
     merge = fig.kernel("fused_opt_S1024", "merge_splits_kernel")
     heavy = fig.kernel("naive_S1024", "_scores", export="triton_h100")
     assert sc.memory_unit == "L1" and sc.sm_unit == "issue slots" and sc.dram_pct < 0.1 * sc.memory_pct
-    assert f"Memory {sc.memory_pct:.1f}% is its L1; its DRAM Throughput is {sc.dram_pct:.2f}%" in box
+    assert f"Memory {sc.memory_pct:.1f}% is its L1's LSU data pipe" in box and f"its DRAM Throughput is {sc.dram_pct:.2f}%" in box
     assert f"SM {sc.compute_pct:.1f}% is its issue slots, while its FP32 rate is {sc.flop_per_s / fig.fp32_peak():.1%}" in box
     assert merge.memory_pct > 2 * merge.compute_pct and merge.bound == "latency-bound"
     assert f"(Memory {merge.memory_pct:.1f}%, SM {merge.compute_pct:.1f}%) is latency-bound" in box
@@ -614,3 +614,33 @@ def test_the_l2_level_is_what_the_sms_received():
             # ~105 as an AI (a sentence about L2 or FLOP/byte) is the L2-out figure, and says so
             if re.search(r"(?<![\d.])10[56](?:\.\d+)?(?![\d,])", sentence) and re.search(r"L2|FLOP", sentence):
                 assert re.search(r"L2 out|sends out|L2's output", sentence), (doc.name, sentence)
+
+
+def test_memory_percent_is_defined_as_ncu_computes_it():
+    """Issue 28, W2 and I6: Memory % is the highest entry of Nsight Compute's memory breakdown
+    (tests/analysis/test_ncu.py checks it on every kernel of the fixtures), not "the busiest of
+    L1, L2 or DRAM, whichever is highest": the SOL's L2 line stands above it in the softmax and
+    merge kernels. The scores kernel's Memory % is its L1's LSU data pipe, not its data banks.
+    Every text that defines Memory % says so, with the fixture's figures."""
+    fig = handout.fig
+    sc, sm = fig.kernel("naive_S1024", "scores_kernel"), fig.kernel("naive_S1024", "softmax_rows_kernel")
+    merge = fig.kernel("fused_opt_S1024", "merge_splits_kernel")
+    pipe, banks = (fig.kernel_metric("naive_S1024", "scores_kernel", f"l1tex__{m}.avg.pct_of_peak_sustained_elapsed")
+                   for m in ("data_pipe_lsu_wavefronts", "data_bank_reads"))
+    assert abs(pipe - sc.memory_pct) < 0.01 and banks < 0.25 * sc.memory_pct and sc.memory_unit == "L1"
+    for p in (sm, merge):
+        assert p.l2_pct > p.memory_pct + 10 and p.memory_unit == "DRAM" and abs(p.dram_pct - p.memory_pct) < 0.01
+    readme = _flat(handout.HANDOUT)
+    assert (f"Memory {sc.memory_pct:.1f}% is its L1's LSU data pipe" in readme
+            and f"while its L1 data banks read at {banks:.1f}% of their peak" in readme
+            and f"The softmax kernel shows L2 {sm.l2_pct:.1f}% beside Memory {sm.memory_pct:.1f}%, which is its DRAM"
+            in readme and f"merge kernel L2 {merge.l2_pct:.1f}% beside Memory {merge.memory_pct:.1f}% (DRAM)" in readme)
+    notes = _flat(REPO / "reference" / "NOTES.md")
+    assert (f"softmax_rows_kernel ({sm.l2_pct:.1f}% against {sm.memory_pct:.1f}%, its DRAM) and merge_splits_kernel "
+            f"({merge.l2_pct:.1f}% against {merge.memory_pct:.1f}%, its DRAM)") in notes
+    template = _flat(TEMPLATE)
+    assert "the highest entry of Nsight Compute's memory breakdown" in template and "can stand above Memory %" in template
+    for text in (readme, notes, template, _flat(handout.ANSWERS)):
+        text = re.sub(r"~~.*?~~", "", text)
+        assert not re.search(r"whichever is highest|busiest memory unit|busiest of the memory units|"
+                             r"the busiest one of the busier side|\| busiest unit \||L1, L2 or DRAM", text)

@@ -46,6 +46,11 @@ def _at_most(x: float) -> str:
     return "nothing" if x == 0 else f"at most {x:,.0f} B"
 
 
+def _short(kernel: str) -> str:
+    """`void <unnamed>::merge_splits_kernel<64>(const float *, ...)` -> `merge_splits_kernel`."""
+    return re.split(r"[<(]", kernel.replace("void ", "").replace("<unnamed>::", ""), maxsplit=1)[0].split("::")[-1]
+
+
 def _mb(x: float, digits: int = 2) -> str:
     return f"{x / 1e6:.{digits}f} MB"
 
@@ -320,6 +325,19 @@ def _villain() -> str:
             "Fusion removes that traffic, which is why the fused kernel's AI grows with S.\n")
 
 
+MEMORY_BREAKDOWN = ("L1's data pipe and banks, L2's tags and sectors, the links between L1, L2 and DRAM, "
+                    "DRAM's active cycles")
+
+
+def _memory_pct_figures(S: int) -> dict:
+    """What the Memory % definition quotes (grader/analysis/ncu.py BOUND_RULE): the scores
+    kernel's L1 data pipe and data banks, the softmax and merge kernels' L2 line above their Memory %."""
+    metric = lambda k, m: fig.kernel_metric(f"naive_S{S}", k, f"l1tex__{m}.avg.pct_of_peak_sustained_elapsed")  # noqa: E731
+    return {"sc": fig.kernel(f"naive_S{S}", "scores_kernel"), "sm": fig.kernel(f"naive_S{S}", "softmax_rows_kernel"),
+            "merge": fig.kernel(f"fused_opt_S{S}", "merge_splits_kernel"),
+            "pipe": metric("scores_kernel", "data_pipe_lsu_wavefronts"), "banks": metric("scores_kernel", "data_bank_reads")}
+
+
 def _simplifies() -> str:
     """Where the original assignment text (../shared/seeds) says it more simply than is true,
     with the model's and the fixtures' figures (issue 28)."""
@@ -336,6 +354,7 @@ def _simplifies() -> str:
     sc = fig.kernel(f"naive_S{S_hi}", "scores_kernel")
     merge = fig.kernel(f"fused_opt_S{S_hi}", "merge_splits_kernel")
     heavy = fig.kernel(f"naive_S{S_hi}", "_scores", export="triton_h100")
+    mem = _memory_pct_figures(S_hi)
     grade = json.loads((fig.RESULTS / "gpu_fused_h200.json").read_text())
     backends = sorted(set(grade["timing"]["sdpa_backend_by_S"].values()))
     items = [
@@ -361,9 +380,11 @@ def _simplifies() -> str:
         f"profiled at S = {S_hi}, is {fu.bound} (Memory {fu.memory_pct:.1f}%, SM {fu.compute_pct:.1f}%): "
         "neither roof. Fusion moves it right on the roofline; reaching the compute roof takes the tuning "
         "the optimised references show.",
-        "\"Memory Throughput %: percentage of peak HBM bandwidth used\": it is the busiest memory unit's share "
-        "of its peak, L1, L2 or DRAM, whichever is highest. The naive scores kernel's Memory "
-        f"{sc.memory_pct:.1f}% is its {sc.memory_unit}; its DRAM Throughput is {sc.dram_pct:.2f}%.",
+        "\"Memory Throughput %: percentage of peak HBM bandwidth used\": it is the highest entry of Nsight "
+        f"Compute's memory breakdown, each a share of its own peak: {MEMORY_BREAKDOWN}. The naive scores kernel's "
+        f"Memory {sc.memory_pct:.1f}% is its L1's LSU data pipe (the wavefronts of its shared-memory and global "
+        f"accesses), while its L1 data banks "
+        f"read at {mem['banks']:.1f}% of their peak; its DRAM Throughput is {sc.dram_pct:.2f}%.",
         "\"Compute (SM) Throughput %: percentage of peak FLOP rate used\": it is the busiest SM unit's share, "
         f"the issue slots or one pipe. The same kernel's SM {sc.compute_pct:.1f}% is its {sc.sm_unit}, while "
         f"its FP32 rate is {sc.flop_per_s / fig.fp32_peak():.1%} of the peak.",
@@ -394,18 +415,25 @@ def _sol() -> str:
     model_opt = ai_model.fused(1, H, S, D).flops
     counted_opt = sum(p.flop for p in opt)
     l2_name, _, sm_l2_ai, _ = l2_level(sm)
+    mem = _memory_pct_figures(S)
     return (
-        "Speed of Light shows two percentages, each the busiest unit of its side as a share of that unit's peak "
-        "(`python -m grader ncu profiles/*.csv` names the unit). The examples are the references at S = 1024 "
+        "Speed of Light shows two percentages, each the highest entry of its side's breakdown, a unit's (or a "
+        "link's) share of its own peak (`python -m grader ncu profiles/*.csv` names the unit that sets it). The examples are the references at S = 1024 "
         "(`tests/fixtures/ncu/references_h200_*.csv`, an H200, the cold export):\n\n"
         "- **SM % (Compute (SM) Throughput)**: the busiest of the SM's units, the instruction issue slots or one "
         "pipe (FMA, ALU, LSU, tensor, …). It is not the FLOP rate. The naive scores kernel shows SM "
         f"{sc.compute_pct:.1f}%: its {sc.sm_unit} are busy {sc.compute_pct:.1f}% of the time (five shared-memory "
         f"loads for every four FMAs), its FMA pipe {fma:.1f}%, and its FP32 rate is {sc.flop_per_s / peak:.1%} of "
         f"the peak ({sc.flop_per_s / 1e12:.1f} of {peak / 1e12:.1f} TFLOP/s).\n"
-        f"- **Memory %** (Memory Throughput): the busiest memory unit, L1, L2 or DRAM. The same kernel's "
-        f"{sc.memory_pct:.1f}% is {sc.memory_unit}; its DRAM Throughput is {sc.dram_pct:.2f}%. The P V kernel's "
-        f"{pv.memory_pct:.1f}% is {pv.memory_unit} too, with DRAM at {pv.dram_pct:.2f}%.\n"
+        f"- **Memory %** (Memory Throughput): the highest entry of the memory breakdown: {MEMORY_BREAKDOWN}. The "
+        f"same kernel's {sc.memory_pct:.1f}% is its L1's LSU data pipe (`l1tex__data_pipe_lsu_wavefronts`, "
+        f"{mem['pipe']:.1f}%: the wavefronts of its shared-memory and global accesses), while the L1 data banks read at {mem['banks']:.1f}% of their "
+        f"peak; its DRAM Throughput is {sc.dram_pct:.2f}%. The P V kernel's {pv.memory_pct:.1f}% is its "
+        f"{pv.memory_unit} data pipe too, with DRAM at {pv.dram_pct:.2f}%. Memory % is not the highest of the "
+        "L1/TEX, L2 and DRAM lines the section also prints: L2 Cache Throughput is L2's own maximum over more of its "
+        f"activity than the breakdown takes. The softmax kernel shows L2 {mem['sm'].l2_pct:.1f}% beside Memory "
+        f"{mem['sm'].memory_pct:.1f}%, which is its {mem['sm'].memory_unit}; the optimised reference's merge kernel "
+        f"L2 {mem['merge'].l2_pct:.1f}% beside Memory {mem['merge'].memory_pct:.1f}% ({mem['merge'].memory_unit}).\n"
         f"- **Bound**, Nsight Compute's own rule (its SOLBottleneck rule; the details export prints its verdict): a "
         f"side at {LIMITER_PCT:g}% or more limits (compute- or memory-bound: look at that unit); both below "
         f"{LATENCY_PCT:g}% is latency-bound (nothing is busy: too little parallel work, or too few warps to hide "
@@ -647,18 +675,26 @@ def _notes_ncu() -> str:
     from grader.analysis.ncu import unit_text
     _, _, _, sizes = fig.bench_shape()
     hi = max(sizes)
-    rows = ["| range | kernel | time µs | SOL Mem % | SOL SM % | DRAM % | GFLOP/s (FP32 instr.) | AI DRAM | AI L2→SM | "
-            "AI L2 out | bound (ncu's rule) | busiest unit |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    rows = ["| range | kernel | time µs | SOL Mem % | SOL SM % | DRAM % | SOL L2 % | GFLOP/s (FP32 instr.) | AI DRAM | "
+            "AI L2→SM | AI L2 out | bound (ncu's rule) | unit setting the % |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for p in fig.fixture():
         if not p.nvtx.endswith(f"_S{hi}") or p.nvtx.startswith("student"):
             continue
         name = re.sub(r"\(.*", "", p.kernel).replace("void ", "").replace("<unnamed>::", "")
         rows.append(f"| {p.nvtx} | {name} | {p.duration_us:.2f} | {p.memory_pct:.1f} | {p.compute_pct:.1f} | "
-                    f"{p.dram_pct:.2f} | {p.flop_per_s / 1e9:,.0f} | {p.ai_dram:.1f} | {p.ai_l2_delivered:.2f} | "
+                    f"{p.dram_pct:.2f} | {p.l2_pct:.1f} | {p.flop_per_s / 1e9:,.0f} | {p.ai_dram:.1f} | {p.ai_l2_delivered:.2f} | "
                     f"{p.ai_l2:.2f} | {p.bound} | "
                     f"{unit_text(p)} |")
     c = roofline.gpu_ceilings(list(fig.fixture()))
-    return ("\n".join(rows) + f"\n\nDevice peaks in the export: FP32 {c.peak_flop_per_s / 1e12:.1f} TFLOP/s, DRAM "
+    mem = _memory_pct_figures(hi)
+    above = [p for p in (mem["sm"], mem["merge"]) if p.l2_pct > p.memory_pct]
+    return ("\n".join(rows) + "\n\nThe unit is the one that sets the busier side's %. Memory % is the highest entry of "
+            f"Nsight Compute's memory breakdown ({MEMORY_BREAKDOWN}), not of the SOL's L1/TEX, L2 and DRAM lines: "
+            "L2 Cache Throughput (SOL L2 %) counts more of L2's activity than the breakdown takes, and stands above "
+            "Memory % in " + " and ".join(f"{_short(p.kernel)} ({p.l2_pct:.1f}% "
+                                          f"against {p.memory_pct:.1f}%, its {p.memory_unit})" for p in above)
+            + f".\n\nDevice peaks in the export: FP32 {c.peak_flop_per_s / 1e12:.1f} TFLOP/s, DRAM "
             f"{c.bandwidth_bytes_per_s['DRAM'] / 1e12:.2f} TB/s (ridge {c.ridge('DRAM'):.1f} FLOP/byte), L2→SM "
             f"{c.bandwidth_bytes_per_s[roofline.L2_IN] / 1e12:.2f} TB/s (ridge {c.ridge(roofline.L2_IN):.1f}), L2 out "
             f"{fig.l2_out_peak() / 1e12:.2f} TB/s (ridge {c.peak_flop_per_s / fig.l2_out_peak():.1f}); L2 capacity "
