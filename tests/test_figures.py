@@ -435,7 +435,9 @@ def test_notes_say_where_the_naive_kernels_dram_ai_comes_from():
             f"DRAM AI of {sc.ai_dram:.1f} (the model's {m_sc.ai:.1f}) comes from the writes: only "
             f"{sc.dram_bytes_write / 1e6:.1f} of its {m_sc.writes / 1e6:.1f} MB") in notes
     assert f"DRAM AI is {pv.ai_dram:.1f}, the model's {m_pv.ai:.1f}: not high" in notes
-    assert f"({sm.flop / (H * 1024 * 1024):.1f} FP32 instructions per score" in notes
+    ops = {k: v / (H * 1024 * 1024) for k, v in fig.fp32_instructions("naive_S1024", "softmax_rows_kernel").items()}
+    assert (f"{sm.flop / (H * 1024 * 1024):.1f} FP32 FLOPs in {sum(ops.values()):.1f} instructions per score, "
+            f"{ops['ffma']:g} FFMA + {ops['fadd']:g} FADD + {ops['fmul']:g} FMUL") in notes
     assert "and not those writes.~~" in notes                  # the old sentence, struck through
 
 
@@ -644,3 +646,23 @@ def test_memory_percent_is_defined_as_ncu_computes_it():
         text = re.sub(r"~~.*?~~", "", text)
         assert not re.search(r"whichever is highest|busiest memory unit|busiest of the memory units|"
                              r"the busiest one of the busier side|\| busiest unit \||L1, L2 or DRAM", text)
+
+
+def test_the_softmax_kernels_instructions_and_flops_per_score_are_the_fixtures():
+    """Issue 28, W3: the naive softmax kernel executes 9.25 FFMA + 5.125 FADD + 2 FMUL = 16.4 FP32
+    instructions per score; 25.6 is Nsight Compute's FLOPs, an FFMA counted twice. The texts say
+    25.6 FLOPs in 16.4 instructions, never 25.6 instructions."""
+    fig = handout.fig
+    _, H, _, _ = fig.bench_shape()
+    scores = H * 1024 * 1024
+    ops = {k: v / scores for k, v in fig.fp32_instructions("naive_S1024", "softmax_rows_kernel").items()}
+    flops = fig.kernel("naive_S1024", "softmax_rows_kernel").flop / scores
+    assert ops == {"ffma": 9.25, "fadd": 5.125, "fmul": 2.0} and flops == 2 * ops["ffma"] + ops["fadd"] + ops["fmul"]
+    n, f = f"{sum(ops.values()):.1f}", f"{flops:.1f}"
+    assert (n, f) == ("16.4", "25.6")
+    readme, answers = _flat(handout.HANDOUT), _flat(handout.ANSWERS)
+    assert (f"The softmax kernel executes {n} of them per score ({ops['ffma']:.2f} FFMA, {ops['fadd']:.2f} FADD, "
+            f"{ops['fmul']:.2f} FMUL), {f} FLOPs by that count" in readme)
+    assert f"counts {f} FP32 FLOPs in {n} FP32 instructions per score" in answers
+    for text in (readme, answers, re.sub(r"~~.*?~~", "", _flat(REPO / "reference" / "NOTES.md"))):
+        assert not re.search(rf"{f} (FP32 )?instructions|executes {f}", text)

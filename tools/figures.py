@@ -60,6 +60,13 @@ def kernel_metric(nvtx: str, name: str, metric: str, export: str = EXPORT) -> fl
     return found[0]
 
 
+def fp32_instructions(nvtx: str, name: str, export: str = EXPORT) -> dict:
+    """{"ffma", "fadd", "fmul"} -> FP32 thread instructions of one kernel launch: Nsight Compute's
+    FLOPs are 2·FFMA + FADD + FMUL (an FFMA counts two), its instructions their plain sum."""
+    return {op: kernel_metric(nvtx, name, f"sm__sass_thread_inst_executed_op_{op}_pred_on.sum", export)
+            for op in ("ffma", "fadd", "fmul")}
+
+
 def range_kernels(nvtx: str, export: str = EXPORT) -> list:
     return [p for p in fixture(export) if p.nvtx == nvtx and not p.tool_kernel]
 

@@ -411,7 +411,7 @@ def _sol() -> str:
     peak = fig.fp32_peak()
     S = 1024
     _, H, D, _ = fig.bench_shape()
-    per_score = sm.flop / (H * S * S)
+    ops = {k: v / (H * S * S) for k, v in fig.fp32_instructions(f"naive_S{S}", "softmax_rows_kernel").items()}
     model_opt = ai_model.fused(1, H, S, D).flops
     counted_opt = sum(p.flop for p in opt)
     l2_name, _, sm_l2_ai, _ = l2_level(sm)
@@ -447,8 +447,10 @@ def _sol() -> str:
         f"side at {LIMITER_PCT:g}%) and not balanced. The simple fused kernel "
         f"({fu.memory_pct:.1f}% / {fu.compute_pct:.1f}%) is {fu.bound}: its grid fills {fu.waves_per_sm:.2f} of a "
         "wave.\n"
-        "- **The profiler's FLOPs are not the model's.** Nsight Compute counts FP32 instructions (2·FFMA + FADD + "
-        f"FMUL). The softmax kernel executes {per_score:.1f} of them per score where the model counts no FLOPs and "
+        "- **The profiler's FLOPs are not the model's.** Nsight Compute counts FP32 instructions, an FFMA as two "
+        f"FLOPs (2·FFMA + FADD + FMUL). The softmax kernel executes {sum(ops.values()):.1f} of them per score "
+        f"({ops['ffma']:.2f} FFMA, {ops['fadd']:.2f} FADD, {ops['fmul']:.2f} FMUL), "
+        f"{sm.flop / (H * S * S):.1f} FLOPs by that count, where the model counts no FLOPs and "
         "five other operations: it evaluates `expf` twice per score, and each `expf` is a handful of FFMA/FADD "
         "instructions around one MUFU.EX2 (which these counters do not see). So its profiler AI "
         f"({sm.ai_dram:.1f} FLOP/byte at DRAM, {sm_l2_ai:.2f} at {l2_name}) has nothing to do with the model's. "
@@ -548,6 +550,7 @@ def _answer_bound() -> str:
     fu = fig.kernel(f"fused_S{hi}", "fused_attention_kernel")
     tc = fig.kernel(f"fused_opt_S{hi}", "fused_tc_kernel")
     opt_us = fig.range_us(f"fused_opt_S{hi}")
+    ops = fig.fp32_instructions(f"naive_S{hi}", "softmax_rows_kernel")
     warps = int(fig.kernel_metric(f"fused_S{hi}", "fused_attention_kernel", "launch__block_size")) // 32
     model = ai_model.fused(B, H, hi, D)
     t = ai_model.table([(B, H, s, D) for s in (lo, hi)])
@@ -571,7 +574,8 @@ def _answer_bound() -> str:
         f"per byte): far left of any ridge. The profiler finds it latency-bound (SM {sm.compute_pct:.1f}%, "
         f"{sm.sm_unit}; Memory {sm.memory_pct:.1f}%, {sm.memory_unit}): each block walks its row three times with "
         f"a block-wide reduction between the passes, so it waits on barriers and loads rather than on bandwidth. Its profiler AI ({sm.ai_dram:.1f} FLOP/byte at DRAM) counts "
-        f"{sm.flop / (H * hi * hi):.1f} FP32 instructions per score (two `expf` each), not the model's FLOPs.\n"
+        f"{sm.flop / (H * hi * hi):.1f} FP32 FLOPs in {sum(ops.values()) / (H * hi * hi):.1f} FP32 instructions per "
+        "score (two `expf` each; an FFMA counts two FLOPs), not the model's FLOPs.\n"
         f"- *Fused*: {ai[(lo, 'fused')]:.2f} FLOP/byte at S = {lo} and {ai[(hi, 'fused')]:.2f} at S = {hi}: "
         f"compute-bound in the model. The simple fused kernel measures Memory {fu.memory_pct:.1f}% "
         f"({fu.memory_unit}) and SM {fu.compute_pct:.1f}% ({fu.sm_unit}): latency-bound, its "
