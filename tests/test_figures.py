@@ -666,3 +666,33 @@ def test_the_softmax_kernels_instructions_and_flops_per_score_are_the_fixtures()
     assert f"counts {f} FP32 FLOPs in {n} FP32 instructions per score" in answers
     for text in (readme, answers, re.sub(r"~~.*?~~", "", _flat(REPO / "reference" / "NOTES.md"))):
         assert not re.search(rf"{f} (FP32 )?instructions|executes {f}", text)
+
+
+def test_the_l2_roofs_are_said_as_what_they_bound():
+    """Issue 28, M1: where the exports have the L2→SM bytes the roofline draws two L2 roofs: L2
+    out (what L2 can send, the bound of lines one SM reads alone) and the L2→SM port roof (every
+    SM's L1 input port summed, reached only by multicast lines), not the port roof alone as "the"
+    L2 roof. The texts quote both and the fastest delivery measured, recomputed here."""
+    from grader.analysis import roofline
+    fig = handout.fig
+    c = roofline.gpu_ceilings(list(fig.fixture()))
+    port, out = c.bandwidth_bytes_per_s[roofline.L2_IN], c.bandwidth_bytes_per_s[roofline.L2_OUT]
+    assert out == fig.l2_out_peak()
+    fastest, cold = fig.fastest_l2_delivery(), fig.fastest_l2_delivery((fig.EXPORT,))
+    assert 1.6e12 < cold[0] < 1.8e12 and 2.0e12 < fastest[0] < 2.2e12 and fastest[0] < out / 4
+    fu = fig.kernel("fused_S1024", "fused_attention_kernel")
+    readme, answers, notes = _flat(handout.HANDOUT), _flat(handout.ANSWERS), _flat(REPO / "reference" / "NOTES.md")
+    assert (f"roofline draws two L2 roofs over the L2→SM points. L2 out's ({out / 1e12:.1f} TB/s in the export, ridge "
+            f"{c.ridge(roofline.L2_OUT):.1f} FLOP/byte) is what L2 can send" in readme
+            and f"The L2→SM port roof ({port / 1e12:.1f} TB/s, ridge {c.ridge(roofline.L2_IN):.1f}), every SM's L1 "
+            f"input port summed, {port / out:.1f}x L2 out, is not a bandwidth L2 can supply" in readme
+            and f"the fastest delivery in its H200 exports is {fastest[0] / 1e12:.1f} TB/s" in readme
+            and f"{cold[0] / 1e12:.1f} TB/s in the references' cold export" in readme
+            and f"the fused kernel at S = 1024 received {fu.l2_delivered_bytes / fu.total_duration_us / 1e6:.2f} TB/s"
+            in readme)
+    assert (f"L2 out's ({out / 1e12:.1f} TB/s, ridge {c.ridge(roofline.L2_OUT):.1f}), what L2 can send" in answers
+            and f"the L2→SM port roof ({port / 1e12:.1f} TB/s, ridge {c.ridge(roofline.L2_IN):.1f})" in answers
+            and f"no kernel of that export received more than {cold[0] / 1e12:.1f} TB/s" in answers)
+    assert f"the fastest L2→SM delivery in the export {cold[0] / 1e12:.2f} TB/s" in notes
+    for text in (readme, answers):
+        assert "draws the L2→SM roof, the crossbar's peak" not in text and "at L2 it is" not in text

@@ -477,6 +477,8 @@ def _l2_level() -> str:
     dram_each = f"{min(p.ai_dram for p in naive):.1f} to {max(p.ai_dram for p in naive):.1f}"
     c = roofline.gpu_ceilings(list(fig.fixture()))
     out_peak = fig.l2_out_peak()
+    fastest, cold = fig.fastest_l2_delivery(), fig.fastest_l2_delivery((fig.EXPORT,))
+    fastest_label = f"{roofline.kernel_label(fastest[2])}, {'warm' if fastest[2].cache == 'warm' else 'cold'}"
     return (
         "**The L2 level: two counts.** Nsight Compute's L2 roofline counts what L2 sends out, 32 B a cycle of "
         "`lts__lts2xbar_cycles_active` (\"L2 out\"); `make profile` also records what the SMs receive from L2, "
@@ -493,10 +495,16 @@ def _l2_level() -> str:
         f"{fu.ai_l2_delivered / at_l2:.1f}x at the L2 level, where the tiled kernel still re-reads K and V, and "
         f"{fu.ai_dram / at_dram:.1f}x at DRAM, where those re-reads hit in L2 (the naive kernels' {at_dram:.1f} "
         f"together, {dram_each} each, to {fu.ai_dram:.1f}). Where the exports have the count, the report's "
-        "roofline draws the L2→SM roof, the crossbar's peak into every SM at once "
-        f"({c.bandwidth_bytes_per_s[roofline.L2_IN] / 1e12:.1f} TB/s in the export, ridge "
-        f"{c.ridge(roofline.L2_IN):.1f} FLOP/byte), above L2 out's ({out_peak / 1e12:.1f} TB/s, ridge "
-        f"{c.peak_flop_per_s / out_peak:.1f}).\n")
+        f"roofline draws two L2 roofs over the L2→SM points. L2 out's ({out_peak / 1e12:.1f} TB/s in the export, "
+        f"ridge {c.peak_flop_per_s / out_peak:.1f} FLOP/byte) is what L2 can send: it bounds the L2→SM bytes of "
+        "every line one SM reads alone, each byte delivered a byte sent. The L2→SM port roof "
+        f"({c.bandwidth_bytes_per_s[roofline.L2_IN] / 1e12:.1f} TB/s, ridge {c.ridge(roofline.L2_IN):.1f}), every "
+        f"SM's L1 input port summed, {c.bandwidth_bytes_per_s[roofline.L2_IN] / out_peak:.1f}x L2 out, is not a "
+        "bandwidth L2 can supply: only lines L2 multicasts to many SMs at once can arrive faster than L2 out. "
+        f"What the course measured is far below both: the fastest delivery in its H200 exports is "
+        f"{fastest[0] / 1e12:.1f} TB/s ({fastest_label}), {cold[0] / 1e12:.1f} TB/s in the references' cold export "
+        f"({roofline.kernel_label(cold[2])}); the fused kernel at S = {S} received "
+        f"{fu.l2_delivered_bytes / (fu.total_duration_us * 1e-6) / 1e12:.2f} TB/s.\n")
 
 
 def _l2() -> str:
@@ -550,6 +558,7 @@ def _answer_bound() -> str:
     fu = fig.kernel(f"fused_S{hi}", "fused_attention_kernel")
     tc = fig.kernel(f"fused_opt_S{hi}", "fused_tc_kernel")
     opt_us = fig.range_us(f"fused_opt_S{hi}")
+    fastest = fig.fastest_l2_delivery((fig.EXPORT,))[0]
     ops = fig.fp32_instructions(f"naive_S{hi}", "softmax_rows_kernel")
     warps = int(fig.kernel_metric(f"fused_S{hi}", "fused_attention_kernel", "launch__block_size")) // 32
     model = ai_model.fused(B, H, hi, D)
@@ -559,8 +568,12 @@ def _answer_bound() -> str:
         "The answer differs per kernel, and the arithmetic-intensity table says which before the profiler does. "
         f"On the H200's roofline (Nsight Compute's peaks in the export) the DRAM ridge is "
         f"{c.ridge('DRAM'):.1f} FLOP/byte ({c.peak_flop_per_s / 1e12:.1f} TFLOP/s ÷ "
-        f"{c.bandwidth_bytes_per_s['DRAM'] / 1e12:.2f} TB/s); at L2 it is {c.ridge(roofline.L2_IN):.1f} for what the "
-        f"SMs receive (L2→SM) and {c.peak_flop_per_s / fig.l2_out_peak():.1f} for what L2 sends out. Profiler figures "
+        f"{c.bandwidth_bytes_per_s['DRAM'] / 1e12:.2f} TB/s). At L2 the points count what the SMs receive (L2→SM) "
+        f"and two roofs stand over them: L2 out's ({c.bandwidth_bytes_per_s[roofline.L2_OUT] / 1e12:.1f} TB/s, ridge "
+        f"{c.ridge(roofline.L2_OUT):.1f}), what L2 can send, which bounds lines one SM reads alone, and the L2→SM port "
+        f"roof ({c.bandwidth_bytes_per_s[roofline.L2_IN] / 1e12:.1f} TB/s, ridge {c.ridge(roofline.L2_IN):.1f}), every "
+        "SM's L1 input at once, which only lines L2 multicasts to many SMs can approach; no kernel of that export received "
+        f"more than {fastest / 1e12:.1f} TB/s. Profiler figures "
         f"below are the references' cold export at S = {hi} (tests/fixtures/ncu, reference/NOTES.md §5).\n\n"
         f"- *Scores* (q kᵀ/√D) and *p v*: {ai[(lo, 'scores = q kᵀ/√D')]:.2f} FLOP/byte at S = {lo} and "
         f"{ai[(hi, 'scores = q kᵀ/√D')]:.2f} at S = {hi} in the model, right of the DRAM ridge: compute-bound if the "
@@ -700,8 +713,10 @@ def _notes_ncu() -> str:
                                           f"against {p.memory_pct:.1f}%, its {p.memory_unit})" for p in above)
             + f".\n\nDevice peaks in the export: FP32 {c.peak_flop_per_s / 1e12:.1f} TFLOP/s, DRAM "
             f"{c.bandwidth_bytes_per_s['DRAM'] / 1e12:.2f} TB/s (ridge {c.ridge('DRAM'):.1f} FLOP/byte), L2→SM "
-            f"{c.bandwidth_bytes_per_s[roofline.L2_IN] / 1e12:.2f} TB/s (ridge {c.ridge(roofline.L2_IN):.1f}), L2 out "
-            f"{fig.l2_out_peak() / 1e12:.2f} TB/s (ridge {c.peak_flop_per_s / fig.l2_out_peak():.1f}); L2 capacity "
+            f"{c.bandwidth_bytes_per_s[roofline.L2_IN] / 1e12:.2f} TB/s (ridge {c.ridge(roofline.L2_IN):.1f}: "
+            f"{roofline.ROOFS[roofline.L2_IN]}), L2 out {fig.l2_out_peak() / 1e12:.2f} TB/s (ridge "
+            f"{c.peak_flop_per_s / fig.l2_out_peak():.1f}: {roofline.ROOFS[roofline.L2_OUT]}); the fastest L2→SM "
+            f"delivery in the export {fig.fastest_l2_delivery((fig.EXPORT,))[0] / 1e12:.2f} TB/s; L2 capacity "
             f"{fig.l2_mib():.0f} MiB. AI L2→SM is over the bytes the SMs received from L2, AI L2 out over what L2 sent "
             "(Nsight Compute's L2 roofline), where a line L2 multicasts to many SMs counts once. The fused_opt rows' "
             "FLOP/s count only its CUDA-core work (tensor-core products are not FP32 instructions).\n")
