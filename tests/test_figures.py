@@ -696,3 +696,32 @@ def test_the_l2_roofs_are_said_as_what_they_bound():
     assert f"the fastest L2→SM delivery in the export {cold[0] / 1e12:.2f} TB/s" in notes
     for text in (readme, answers):
         assert "draws the L2→SM roof, the crossbar's peak" not in text and "at L2 it is" not in text
+
+
+def test_more_heavily_utilized_is_said_as_ncu_says_it():
+    """Issue 28, M2: for a memory-heavy kernel ncu's rule text sends you "to identify the L1
+    (DRAM) bottleneck" of the busier side, the unit that sets its Memory %: no text says that side
+    "does not limit yet" or that "neither limits". Checked on every memory-heavy kernel of the
+    fixtures, and the handout quotes the Triton kernels' rule texts."""
+    from grader.analysis.ncu import BOUND_RULE, read_files
+    fig = handout.fig
+    heavy = []
+    for export in ("references_h200", "naive_h200", "fused_tc_h200", "triton_h100"):
+        for warm in ("", "_warm"):
+            for p in read_files([fig.NCU / f"{export}{warm}_details.csv", fig.NCU / f"{export}{warm}_raw.csv"]):
+                if p.bound in ("memory-heavy", "compute-heavy"):
+                    name = re.sub(r"\(.*", "", p.kernel).split("::")[-1]
+                    rule = fig.ncu_rule(p.nvtx, name, export + warm)
+                    side = "Memory" if p.bound == "memory-heavy" else "Compute"
+                    assert rule.startswith(f"{side} is more heavily utilized") and "bottleneck" in rule, rule
+                    if side == "Memory":
+                        assert f"to identify the {p.memory_unit} bottleneck" in rule, (p.nvtx, name, rule)
+                    heavy.append((export + warm, p.nvtx, name))
+    assert ("triton_h100", "naive_S1024", "_scores") in heavy and ("triton_h100", "naive_S1024", "_softmax") in heavy
+    readme = _flat(handout.HANDOUT)
+    assert ('is memory-heavy, and ncu says "Memory is more heavily utilized than Compute" and sends you "to identify '
+            'the L1 bottleneck", its Memory % being its L1' in readme)
+    assert ('sends you "to identify the L1 bottleneck" (its Memory % is its L1); the Triton softmax kernel beside it'
+            in readme and '"to identify the DRAM bottleneck"' in readme)
+    for text in (readme, " ".join(BOUND_RULE.split()), _flat(REPO / "reference" / "NOTES.md"), _flat(handout.ANSWERS)):
+        assert not re.search(r"limits? yet|does not limit|neither limits|memory leads", text)

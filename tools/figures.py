@@ -60,6 +60,16 @@ def kernel_metric(nvtx: str, name: str, metric: str, export: str = EXPORT) -> fl
     return found[0]
 
 
+def ncu_rule(nvtx: str, name: str, export: str = EXPORT) -> str:
+    """Nsight Compute's whole SOLBottleneck rule text for one kernel launch (the details page)."""
+    from grader.analysis.ncu import read_launches
+    found = [l.metrics.get("__rule_SOLBottleneck") for l in read_launches((NCU / f"{export}_details.csv").read_text(), export)
+             if l.nvtx == nvtx and name in l.kernel]
+    if len(found) != 1 or not found[0]:
+        raise LookupError(f"{export}: no single SOLBottleneck rule for {name!r} in range {nvtx!r}")
+    return found[0]
+
+
 def fp32_instructions(nvtx: str, name: str, export: str = EXPORT) -> dict:
     """{"ffma", "fadd", "fmul"} -> FP32 thread instructions of one kernel launch: Nsight Compute's
     FLOPs are 2·FFMA + FADD + FMUL (an FFMA counts two), its instructions their plain sum."""

@@ -354,6 +354,7 @@ def _simplifies() -> str:
     sc = fig.kernel(f"naive_S{S_hi}", "scores_kernel")
     merge = fig.kernel(f"fused_opt_S{S_hi}", "merge_splits_kernel")
     heavy = fig.kernel(f"naive_S{S_hi}", "_scores", export="triton_h100")
+    heavy_rule = fig.ncu_rule(f"naive_S{S_hi}", "_scores", "triton_h100")
     mem = _memory_pct_figures(S_hi)
     grade = json.loads((fig.RESULTS / "gpu_fused_h200.json").read_text())
     backends = sorted(set(grade["timing"]["sdpa_backend_by_S"].values()))
@@ -388,15 +389,25 @@ def _simplifies() -> str:
         "\"Compute (SM) Throughput %: percentage of peak FLOP rate used\": it is the busiest SM unit's share, "
         f"the issue slots or one pipe. The same kernel's SM {sc.compute_pct:.1f}% is its {sc.sm_unit}, while "
         f"its FP32 rate is {sc.flop_per_s / fig.fp32_peak():.1%} of the peak.",
-        "\"Memory% >> Compute% is memory-bound\": Nsight Compute calls a kernel memory- or compute-bound "
-        f"only when that side reaches {LIMITER_PCT:g}%, and latency-bound when both are below {LATENCY_PCT:g}%, "
-        "however far apart. The optimised reference's merge kernel (Memory "
-        f"{merge.memory_pct:.1f}%, SM {merge.compute_pct:.1f}%) is {merge.bound}; the Triton reference's naive "
-        f"scores kernel on an H100 (Memory {heavy.memory_pct:.1f}%, SM {heavy.compute_pct:.1f}%) is {heavy.bound}: "
-        "memory leads, but does not limit yet (Reading Nsight Compute, below).",
+        "\"Memory% >> Compute% is memory-bound\": Nsight Compute's rule calls a side the limiter only at "
+        f"{LIMITER_PCT:g}% or more (memory- or compute-bound here), and both below {LATENCY_PCT:g}% latency-bound, "
+        "however far apart: the optimised reference's merge kernel (Memory "
+        f"{merge.memory_pct:.1f}%, SM {merge.compute_pct:.1f}%) is {merge.bound}. In between, the busier side is "
+        f"where it sends you: the Triton reference's naive scores kernel on an H100 (Memory {heavy.memory_pct:.1f}%, "
+        f"SM {heavy.compute_pct:.1f}%) is {heavy.bound}, and ncu says \"{heavy.ncu_verdict}\" and sends you "
+        f"\"{_bottleneck(heavy_rule)}\", its Memory % being its {heavy.memory_unit}, though neither side is at "
+        f"{LIMITER_PCT:g}% (Reading Nsight Compute, below).",
     ]
     return (f"**What the assignment text simplifies.** The original assignment text is right about the "
             f"villain, and simpler than the truth in {len(items)} places:\n\n" + "".join(f"- {i}\n" for i in items))
+
+
+def _bottleneck(rule: str) -> str:
+    """From an SOLBottleneck rule text, the clause naming the bottleneck: "to identify the L1 bottleneck"."""
+    m = re.search(r"to identify the \w+ bottleneck", rule)
+    if not m:
+        raise LookupError(f"no bottleneck named in ncu's rule text: {rule[:120]!r}")
+    return m[0]
 
 
 def _sol() -> str:
@@ -407,6 +418,9 @@ def _sol() -> str:
     fu = fig.kernel("fused_S1024", "fused_attention_kernel")
     from grader.analysis.ncu import BALANCED_GAP, LATENCY_PCT, LIMITER_PCT, l2_level
     heavy = fig.kernel("naive_S1024", "_scores", export="triton_h100")    # Triton's naive scores, H100
+    heavy_rule = fig.ncu_rule("naive_S1024", "_scores", "triton_h100")
+    tsm = fig.kernel("naive_S1024", "_softmax", export="triton_h100")
+    tsm_rule = fig.ncu_rule("naive_S1024", "_softmax", "triton_h100")
     fma = fig.kernel_metric("naive_S1024", "scores_kernel", "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_elapsed")
     peak = fig.fp32_peak()
     S = 1024
@@ -439,12 +453,15 @@ def _sol() -> str:
         f"{LATENCY_PCT:g}% is latency-bound (nothing is busy: too little parallel work, or too few warps to hide "
         "the waits; \"grid too small\" when the grid fills less than one wave of the SMs); in between, balanced "
         f"while the two are within {BALANCED_GAP:g} points, else memory-heavy or compute-heavy (ncu's \"more "
-        "heavily utilized\": that side leads, neither limits yet). "
+        "heavily utilized\": its rule text sends you to that side's bottleneck, though neither side is at "
+        f"{LIMITER_PCT:g}%). "
         f"The scores kernel ({sc.memory_pct:.1f}% and {sc.compute_pct:.1f}%) is {sc.bound}: ncu says \"{sc.ncu_verdict}\", "
         f"not compute-bound on a {abs(sc.compute_pct - sc.memory_pct):.1f}-point lead. The Triton reference's "
         f"naive scores kernel on an H100 (`triton_h100_*.csv`: Memory {heavy.memory_pct:.1f}%, SM "
-        f"{heavy.compute_pct:.1f}%) is {heavy.bound}: ncu says \"{heavy.ncu_verdict}\", not memory-bound (neither "
-        f"side at {LIMITER_PCT:g}%) and not balanced. The simple fused kernel "
+        f"{heavy.compute_pct:.1f}%) is {heavy.bound}: ncu says \"{heavy.ncu_verdict}\" and sends you "
+        f"\"{_bottleneck(heavy_rule)}\" (its Memory % is its {heavy.memory_unit}); the Triton softmax kernel beside it "
+        f"(Memory {tsm.memory_pct:.1f}%, SM {tsm.compute_pct:.1f}%) \"{_bottleneck(tsm_rule)}\". Not "
+        f"memory-bound (neither side at {LIMITER_PCT:g}%), not balanced. The simple fused kernel "
         f"({fu.memory_pct:.1f}% / {fu.compute_pct:.1f}%) is {fu.bound}: its grid fills {fu.waves_per_sm:.2f} of a "
         "wave.\n"
         "- **The profiler's FLOPs are not the model's.** Nsight Compute counts FP32 instructions, an FFMA as two "

@@ -32,7 +32,8 @@ EXPORT_HELP = ("export one with: ncu -i report.ncu-rep --csv --page raw --print-
 #   otherwise                       "well-balanced" ("balanced" here) while the two are within
 #                                   10 points; from a 10-point gap on, "Memory (Compute) is more
 #                                   heavily utilized than Compute (Memory)": "memory-heavy" /
-#                                   "compute-heavy" here (the busier side leads, neither limits)
+#                                   "compute-heavy" here (the busier side, where ncu's text then
+#                                   looks for "the L1 (DRAM, ...) bottleneck", though below 80%)
 # The exports in tests/fixtures/ncu carry the rule's own verdict rows; tests/analysis/test_ncu.py
 # checks classify() against every one of them.
 LIMITER_PCT = 80.0     # no_bound_threshold: at or above it, that side is the limiter
@@ -42,8 +43,8 @@ BOUND_RULE = (f"bound (Nsight Compute's SOL bottleneck rule): compute- or memory
               f"Memory % reaches {LIMITER_PCT:g}% (the busier side limits); latency-bound when both are "
               f"below {LATENCY_PCT:g}% (nothing is busy: too little parallel work, or waiting on "
               f"latency); in between, balanced when the two are within {BALANCED_GAP:g} points, else "
-              "memory-heavy or compute-heavy (ncu's \"more heavily utilized\": that side leads, neither "
-              "limits yet). SM % is the busiest SM unit (issue slots, a pipe); Memory % the highest of Nsight "
+              "memory-heavy or compute-heavy (ncu's \"more heavily utilized\": it sends you to that side's "
+              "bottleneck, e.g. \"the L1 bottleneck\", though neither side is at the limit). SM % is the busiest SM unit (issue slots, a pipe); Memory % the highest of Nsight "
               "Compute's memory breakdown (L1's data pipe and banks, L2's tags and sectors, the links between L1, "
               "L2 and DRAM, DRAM's active cycles), which leaves out some of what its L2 Cache Throughput counts, "
               "so L2 can stand above Memory %. The unit column names the unit that sets the busier side's %")
