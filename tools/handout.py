@@ -174,11 +174,12 @@ def _benchmark(cfg: config.Config) -> str:
     b = cfg.bench_shapes[0]
     sizes = ", ".join(str(s.S) for s in cfg.bench_shapes)
     return (f"Shapes: B = {b.B}, H = {b.H}, D = {b.D}, S = {sizes}; float32.\n\n"
-            f"- **CUDA**: CUDA events around each call, the L2 cache flushed before every call; "
-            f"{gpu.ROUNDS - 1} interleaved rounds (after a warm-up round) of {gpu.CALLS} calls per kernel "
-            f"(yours, SDPA, the references); at S ≤ {gpu.GRAPH_MAX_S} a CUDA graph of {gpu.GRAPH_CALLS} "
-            f"calls replayed {gpu.REPLAYS - 1} times (launch overhead removed) is the headline when every "
-            "kernel can be captured; at least " + str(confidence.MIN_REQUESTS) + " such sets of rounds, each with "
+            f"- **CUDA**: CUDA events around each call, the L2 cache flushed ({gpu.L2_FLUSH_BYTES >> 20} MiB "
+            f"zeroed) before every event-timed call; {gpu.ROUNDS - 1} interleaved rounds (after a warm-up round) of "
+            f"{gpu.CALLS} calls per kernel (yours, SDPA, the references); at S ≤ {gpu.GRAPH_MAX_S} a CUDA graph of "
+            f"{gpu.GRAPH_CALLS} calls replayed {gpu.REPLAYS - 1} times (launch overhead removed) is the headline "
+            "when every kernel can be captured, and there the L2 is not flushed: the calls of a graph run back to "
+            "back, on inputs written just before each replay; at least " + str(confidence.MIN_REQUESTS) + " such sets of rounds, each with "
             "an input pool of its own (fewer only when the cap below comes first). The figure is the median of "
             "the round medians. At each size one round, chosen at random, runs your calls under torch's profiler: "
             "the kernels they launch must be your own (a library's attention kernel there is a cheat, as in "
