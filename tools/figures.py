@@ -119,6 +119,30 @@ def fastest_l2_delivery(exports: tuple = H200_EXPORTS) -> tuple:
                key=lambda t: t[0])
 
 
+def notes_row(heading: str, first_cell: str) -> list[str]:
+    """The cells of the row `| first_cell | ...` of the first table after `heading` in
+    reference/NOTES.md: a session log's measurement, which the documents quote by its section."""
+    text = (REPO / "reference" / "NOTES.md").read_text()
+    rest = text[text.index(heading):]
+    row = next(line for line in rest.splitlines() if line.startswith(f"| {first_cell} |"))
+    return [cell.strip() for cell in row.strip().strip("|").split("|")]
+
+
+def _ms_range(cell: str) -> tuple[float, float]:
+    """"16-28" -> (16.0, 28.0); "25.3" -> (25.3, 25.3)."""
+    lo, _, hi = cell.partition("-")
+    return float(lo), float(hi or lo)
+
+
+def cpu_fused_opt_speedup(S: int = 1024) -> tuple[float, tuple, tuple]:
+    """(fused ms / fused_opt ms at the ranges' midpoints, fused ms range, fused_opt ms range) of
+    reference/fused_opt.cpp against fused.cpp in NOTES §4 (2 threads, the 2-core machine): the CPU
+    grade in tests/fixtures/results has no fused_opt time."""
+    cells = notes_row("### `fused_opt.cpp`", str(S))
+    fused, opt = _ms_range(cells[2]), _ms_range(cells[3])
+    return sum(fused) / sum(opt), fused, opt
+
+
 def model_naive(S: int):
     B, H, D, _ = bench_shape()
     return ai_model.naive(B, H, S, D)
