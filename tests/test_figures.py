@@ -784,3 +784,22 @@ def test_the_cpu_fused_opt_figure_is_the_one_measured():
             f"{fused[0]:g}-{fused[1]:g} ms, about {speedup:.0f}x faster again") in answers
     assert "see the performance table)" not in answers
     assert "4x faster than `fused.cpp`" in (REPO / "reference" / "NOTES.md").read_text()
+
+
+def test_notes_say_which_session_logs_the_students_texts_quote():
+    """Issue 28, I3: NOTES said nothing the students read quotes its session-log tables, but
+    the handout cites §3's Triton tl.dot table (the default truncates), fused.triton.py quotes
+    its tf32x3 row and the model answers quote §4's fused_opt row. The provenance paragraph
+    names them, and each quote is where it says."""
+    notes = (REPO / "reference" / "NOTES.md").read_text()
+    provenance = " ".join(notes[notes.index("**Provenance.**"):notes.index("Machines:")].split())
+    assert not re.search(r"nothing the students read quotes them(?!~~)", provenance)
+    assert ("§3's Triton `tl.dot` precision table, which the handout cites" in provenance
+            and "whose tf32x3 row `reference/fused.triton.py` quotes" in provenance
+            and "§4's `fused_opt.cpp` table, whose S = 1024 row the model answers quote" in provenance)
+    assert notes.index("### Triton's `tl.dot` precision") < notes.index("## 4.") < notes.index("### `fused_opt.cpp`")
+    readme = _flat(handout.HANDOUT)
+    assert readme.count("measured on an H100 in `reference/NOTES.md`") == 1 and "(measured: `reference/NOTES.md`)" in readme
+    x3 = _notes_row("tf32x3 (shipped)")[0]
+    assert f"max_err {x3[0]:.1e} to {x3[1]:.1e}".replace("e-0", "e-") in _flat(REPO / "reference" / "fused.triton.py")
+    assert "the session logs of reference/NOTES.md §4" in _flat(handout.ANSWERS)
