@@ -528,11 +528,25 @@ def test_notes_cpu_gflops_are_their_times_and_under_a_stated_ceiling():
         r"\| 1024 \| ([\d.]+)-([\d.]+) \| ([\d.]+)-([\d.]+) \| [\d.]+-[\d.]+ \| \*\*1\.215\*\*", notes).groups()
     assert (f"SDPA reaches {gf(sdpa_hi):.0f}-{gf(sdpa_lo):.0f} GFLOP/s at S = 1024 here ({flops / 1e9:.4f} GFLOP in "
             f"{sdpa_hi}-{sdpa_lo} ms), fused_opt {gf(opt_hi):.0f}-{gf(opt_lo):.0f} ({opt_hi}-{opt_lo} ms)") in notes
-    fastest, slowest, lo, hi = re.search(r"SDPA's (\d+)-(\d+) ms at \(1,8,1024,64\) is (\d+)-(\d+) GFLOP/s", notes).groups()
-    assert (round(gf(slowest)), round(gf(fastest))) == (int(lo), int(hi))
     quiet = [int(b) for b in re.findall(r"(\d+)-(\d+) when it is quiet", notes)[0]]
-    assert int(hi) <= max(quiet) and gf(sdpa_hi) <= max(quiet)
+    assert gf(sdpa_hi) <= max(quiet)
     assert "160-170 GFLOP/s with 2 threads in the first measurement" in notes
+    # issue 28, I4: SDPA's range in §6 is its recorded medians at S = 1024, every one of them
+    # (NOTES §4's tables, the CPU grade), and none is above the first measurement's ceiling
+    import json
+    text = (REPO / "reference" / "NOTES.md").read_text()
+    cpu4 = text[text.index("## 4. CPU reference kernels"):text.index("## 4b.")]
+    medians = [float(x) for row in re.findall(r"^\| 1024 \| ([\d.]+(?:-[\d.]+)?) \|", cpu4, flags=re.M)
+               for x in row.split("-")]
+    grade = json.loads((REPO / "tests/fixtures/results/cpu_fused.json").read_text())
+    medians += [r["sdpa_ms"] for r in grade["bench"] if r["S"] == 1024]
+    assert len(medians) == 6
+    fast, slow = min(medians), max(medians)
+    said = re.search(r"SDPA's recorded medians at \(1,8,1024,64\) on this machine, ([\d.]+)-([\d.]+) ms .{0,90}?, are "
+                     r"(\d+)-(\d+) GFLOP/s: below the first measurement's ceiling", notes)
+    assert said and (said[1], said[2]) == (f"{fast:.1f}", f"{slow:.1f}"), said
+    assert (int(said[3]), int(said[4])) == (round(gf(slow)), round(gf(fast))) and gf(fast) < 160
+    assert not re.search(r"(?<!~~)SDPA's 11-25 ms", notes)
 
 
 def test_microseconds_are_written_us_nowhere():
