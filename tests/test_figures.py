@@ -817,3 +817,41 @@ def test_notes_say_which_session_logs_the_students_texts_quote():
     x3 = _notes_row("tf32x3 (shipped)")[0]
     assert f"max_err {x3[0]:.1e} to {x3[1]:.1e}".replace("e-0", "e-") in _flat(REPO / "reference" / "fused.triton.py")
     assert "the session logs of reference/NOTES.md §4" in _flat(handout.ANSWERS)
+
+
+def test_an_exported_peak_is_quoted_with_its_clock():
+    """Issue 28, I6: the course's own peaks take 1.98 GHz (66.9 TFLOP/s FP32); Nsight Compute's
+    peak in the export is 2 x 16,896 FFMA lanes x the SM clock it measured, 1.976 GHz: 66.8. Each
+    text that quotes the export's 66.8 says it is ncu's, at that clock."""
+    from grader.analysis import roofline
+    fig = handout.fig
+    hz, peak = fig.fp32_peak_clock_hz(), fig.fp32_peak()
+    policy = roofline.precision_ceilings(roofline.HOPPER_SMS, roofline.HOPPER_BOOST_HZ, "9.0")["fp32"]
+    assert abs(peak - 2 * roofline.HOPPER_SMS * 128 * hz) < 1e6 and f"{hz / 1e9:.3f}" == "1.976"
+    assert (f"{peak / 1e12:.1f}", f"{policy / 1e12:.1f}") == ("66.8", "66.9")
+    clock = f"at the {hz / 1e9:.3f} GHz SM clock"
+    readme, answers, notes = _flat(handout.HANDOUT), _flat(handout.ANSWERS), _flat(REPO / "reference" / "NOTES.md")
+    assert (f"of {peak / 1e12:.1f} TFLOP/s: Nsight Compute's FP32 peak in the export, {clock} it measured; the "
+            f"course's own peaks take 1.98 GHz, {policy / 1e12:.1f} TFLOP/s" in readme)
+    assert f"({peak / 1e12:.1f} TFLOP/s, {clock} Nsight Compute measured, ÷" in answers
+    assert f"FP32 {peak / 1e12:.1f} TFLOP/s ({clock} Nsight Compute measured;" in notes
+    for text in (readme, answers, notes):
+        for m in re.finditer(rf"{peak / 1e12:.1f} TFLOP/s", text):
+            assert clock in text[m.start():m.start() + 120], text[m.start() - 80:m.start() + 120]
+    assert "a text that quotes one says which" in _flat(REPO / "grader" / "analysis" / "roofline.py")
+
+
+def test_the_softmax_kernels_waits_are_not_claimed():
+    """Issue 28, I6: the exports hold no warp-state statistics (make profile asks for SpeedOfLight,
+    its roofline chart and MemoryWorkloadAnalysis), so the model answers do not say what the
+    softmax kernel waits on; they quote what the exports show."""
+    from grader.evidence.profile import SECTIONS
+    assert "WarpStateStats" not in SECTIONS
+    fig = handout.fig
+    header = (fig.NCU / "references_h200_raw.csv").read_text().splitlines()[0]
+    assert not re.search(r"stall|warp_issue|pcsamp", header)
+    sm = fig.kernel("naive_S1024", "softmax_rows_kernel")
+    answers = _flat(handout.ANSWERS)
+    assert "waits on barriers and loads rather than on bandwidth" not in answers
+    assert (f"neither side is busy: its DRAM at {sm.dram_pct:.1f}% of its peak" in answers
+            and "they hold no warp-state statistics" in answers)

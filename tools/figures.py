@@ -102,6 +102,19 @@ def fp32_peak() -> float:
     return max(p.peak_fp32_flop_per_s for p in fixture() if p.peak_fp32_flop_per_s)
 
 
+def fp32_peak_clock_hz() -> float:
+    """The SM clock of Nsight Compute's FP32 peak in the export (fp32_peak = 2 × FFMA lanes ×
+    this clock, `sm__cycles_elapsed.avg.per_second` of the launch it was highest in): ncu takes
+    the clock it measured, not the 1.98 GHz the course's own peaks use."""
+    from grader.analysis.ncu import read_launches
+    launches = read_launches((NCU / f"{EXPORT}_raw.csv").read_text(), EXPORT)
+    peak, hz = max((2 * l.metrics["sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained"]
+                    * l.metrics["sm__cycles_elapsed.avg.per_second"], l.metrics["sm__cycles_elapsed.avg.per_second"])
+                   for l in launches)
+    assert abs(peak / fp32_peak() - 1) < 1e-9
+    return hz
+
+
 def l2_out_peak() -> float:
     """Nsight Compute's peak of L2's output in the export (bytes/s): the "L2 out" roof."""
     return max(p.peak_l2_bytes_per_s for p in fixture() if p.peak_l2_bytes_per_s)

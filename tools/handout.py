@@ -428,6 +428,7 @@ def _sol() -> str:
     tsm_rule = fig.ncu_rule("naive_S1024", "_softmax", "triton_h100")
     fma = fig.kernel_metric("naive_S1024", "scores_kernel", "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_elapsed")
     peak = fig.fp32_peak()
+    policy_fp32 = roofline.precision_ceilings(roofline.HOPPER_SMS, roofline.HOPPER_BOOST_HZ, "9.0")["fp32"]
     S = 1024
     _, H, D, _ = fig.bench_shape()
     ops = {k: v / (H * S * S) for k, v in fig.fp32_instructions(f"naive_S{S}", "softmax_rows_kernel").items()}
@@ -443,7 +444,9 @@ def _sol() -> str:
         "pipe (FMA, ALU, LSU, tensor, …). It is not the FLOP rate. The naive scores kernel shows SM "
         f"{sc.compute_pct:.1f}%: its {sc.sm_unit} are busy {sc.compute_pct:.1f}% of the time (five shared-memory "
         f"loads for every four FMAs), its FMA pipe {fma:.1f}%, and its FP32 rate is {sc.flop_per_s / peak:.1%} of "
-        f"the peak ({sc.flop_per_s / 1e12:.1f} of {peak / 1e12:.1f} TFLOP/s).\n"
+        f"the peak ({sc.flop_per_s / 1e12:.1f} of {peak / 1e12:.1f} TFLOP/s: Nsight Compute's FP32 peak in the "
+        f"export, at the {fig.fp32_peak_clock_hz() / 1e9:.3f} GHz SM clock it measured; the course's own peaks take "
+        f"{roofline.HOPPER_BOOST_HZ / 1e9:.2f} GHz, {policy_fp32 / 1e12:.1f} TFLOP/s).\n"
         f"- **Memory %** (Memory Throughput): the highest entry of the memory breakdown: {MEMORY_BREAKDOWN}. The "
         f"same kernel's {sc.memory_pct:.1f}% is its L1's LSU data pipe (`l1tex__data_pipe_lsu_wavefronts`, "
         f"{mem['pipe']:.1f}%: the wavefronts of its shared-memory and global accesses), while the L1 data banks read at {mem['banks']:.1f}% of their "
@@ -589,7 +592,8 @@ def _answer_bound() -> str:
     return (
         "The answer differs per kernel, and the arithmetic-intensity table says which before the profiler does. "
         f"On the H200's roofline (Nsight Compute's peaks in the export) the DRAM ridge is "
-        f"{c.ridge('DRAM'):.1f} FLOP/byte ({c.peak_flop_per_s / 1e12:.1f} TFLOP/s ÷ "
+        f"{c.ridge('DRAM'):.1f} FLOP/byte ({c.peak_flop_per_s / 1e12:.1f} TFLOP/s, at the "
+        f"{fig.fp32_peak_clock_hz() / 1e9:.3f} GHz SM clock Nsight Compute measured, ÷ "
         f"{c.bandwidth_bytes_per_s['DRAM'] / 1e12:.2f} TB/s). At L2 the points count what the SMs receive (L2→SM) "
         f"and two roofs stand over them: L2 out's ({c.bandwidth_bytes_per_s[roofline.L2_OUT] / 1e12:.1f} TB/s, ridge "
         f"{c.ridge(roofline.L2_OUT):.1f}), what L2 can send, which bounds lines one SM reads alone, and the L2→SM port "
@@ -608,7 +612,10 @@ def _answer_bound() -> str:
         f"- *Softmax*: no FLOPs in the model (five operations per score, {ai_model.limits(D)['softmax_ops_per_byte']:.3f} "
         f"per byte): far left of any ridge. The profiler finds it latency-bound (SM {sm.compute_pct:.1f}%, "
         f"{sm.sm_unit}; Memory {sm.memory_pct:.1f}%, {sm.memory_unit}): each block walks its row three times with "
-        f"a block-wide reduction between the passes, so it waits on barriers and loads rather than on bandwidth. Its profiler AI ({sm.ai_dram:.1f} FLOP/byte at DRAM) counts "
+        f"a block-wide reduction between the passes, and neither side is busy: its DRAM at {sm.dram_pct:.1f}% of its "
+        "peak, its issue slots at the SM % above. What its warps wait on (barriers, loads) the exports cannot say: "
+        "they hold no warp-state statistics (`make profile` does not ask for that section). Its profiler AI "
+        f"({sm.ai_dram:.1f} FLOP/byte at DRAM) counts "
         f"{sm.flop / (H * hi * hi):.1f} FP32 FLOPs in {sum(ops.values()) / (H * hi * hi):.1f} FP32 instructions per "
         "score (two `expf` each; an FFMA counts two FLOPs), not the model's FLOPs.\n"
         f"- *Fused*: {ai[(lo, 'fused')]:.2f} FLOP/byte at S = {lo} and {ai[(hi, 'fused')]:.2f} at S = {hi}: "
@@ -732,12 +739,14 @@ def _notes_ncu() -> str:
     c = roofline.gpu_ceilings(list(fig.fixture()))
     mem = _memory_pct_figures(hi)
     above = [p for p in (mem["sm"], mem["merge"]) if p.l2_pct > p.memory_pct]
+    fp32_note = (f" (at the {fig.fp32_peak_clock_hz() / 1e9:.3f} GHz SM clock Nsight Compute measured; the course's own "
+                 f"peaks take {roofline.HOPPER_BOOST_HZ / 1e9:.2f} GHz)")
     return ("\n".join(rows) + "\n\nThe unit is the one that sets the busier side's %. Memory % is the highest entry of "
             f"Nsight Compute's memory breakdown ({MEMORY_BREAKDOWN}), not of the SOL's L1/TEX, L2 and DRAM lines: "
             "L2 Cache Throughput (SOL L2 %) counts more of L2's activity than the breakdown takes, and stands above "
             "Memory % in " + " and ".join(f"{_short(p.kernel)} ({p.l2_pct:.1f}% "
                                           f"against {p.memory_pct:.1f}%, its {p.memory_unit})" for p in above)
-            + f".\n\nDevice peaks in the export: FP32 {c.peak_flop_per_s / 1e12:.1f} TFLOP/s, DRAM "
+            + f".\n\nDevice peaks in the export: FP32 {c.peak_flop_per_s / 1e12:.1f} TFLOP/s{fp32_note}, DRAM "
             f"{c.bandwidth_bytes_per_s['DRAM'] / 1e12:.2f} TB/s (ridge {c.ridge('DRAM'):.1f} FLOP/byte), L2→SM "
             f"{c.bandwidth_bytes_per_s[roofline.L2_IN] / 1e12:.2f} TB/s (ridge {c.ridge(roofline.L2_IN):.1f}: "
             f"{roofline.ROOFS[roofline.L2_IN]}), L2 out {fig.l2_out_peak() / 1e12:.2f} TB/s (ridge "
