@@ -194,7 +194,11 @@ def cmd_roofline(args) -> int:
     path = roofline.chart(ceilings, points, args.out)   # the format its extension names (checked above)
     print(f"roofline written to {path} ({len(points)} points; ceilings: {ceilings.source})")
     for level in ceilings.bandwidth_bytes_per_s:
-        print(f"  {level}: {ceilings.bandwidth_bytes_per_s[level] / 1e9:,.1f} GB/s, ridge {ceilings.ridge(level):.1f} FLOP/byte")
+        print(f"  {level}: {ceilings.bandwidth_bytes_per_s[level] / 1e9:,.1f} GB/s, ridge {ceilings.ridge(level):.1f} FLOP/byte"
+              + (f" ({roofline.ROOFS[level]})" if roofline.L2_IN in ceilings.bandwidth_bytes_per_s
+                 and level in (roofline.L2_IN, roofline.L2_OUT) else ""))
+    if args.ncu and (fastest := roofline.fastest_l2_delivery(profiles)):
+        print(f"  fastest L2→SM delivery measured: {fastest[0] / 1e9:,.1f} GB/s ({roofline.kernel_label(fastest[1])})")
     print(f"  FP32 peak: {ceilings.peak_flop_per_s / 1e9:,.1f} GFLOP/s")
     return 0
 

@@ -86,3 +86,23 @@ def write_cpu_profile(path: Path, rows: list[dict]) -> Path:
     w.writerows(rows)
     path.write_text(buf.getvalue())
     return path
+
+
+# ---- real Nsight Compute exports with metrics taken out (tests/analysis) ---------------------
+
+# The L2→SM columns `make profile` asks for since issue 28, item 1: exactly the columns the H200
+# exports taken before that (2026-11-24) lacked.
+L2_TO_SM_COLUMNS = r"^(l1tex__m_xbar2l1tex_read_sectors|lts__t_sectors_srcunit_tex_op_read)\.(avg|max|min|sum)$"
+
+
+def without_columns(export: Path, out: Path, pattern: str = L2_TO_SM_COLUMNS) -> Path:
+    """A real `--page raw` export with the metric columns whose name matches `pattern` removed,
+    written to `out`: an export as Nsight Compute writes it when those metrics were not asked for."""
+    import csv
+    import re
+    rows = list(csv.reader(export.read_text().splitlines()))
+    keep = [i for i, name in enumerate(rows[0]) if not re.search(pattern, name)]
+    assert len(keep) < len(rows[0]), f"{export.name} has no column matching {pattern}"
+    with out.open("w", newline="") as f:
+        csv.writer(f, quoting=csv.QUOTE_ALL, lineterminator="\n").writerows([r[i] for i in keep] for r in rows)
+    return out

@@ -71,8 +71,9 @@ def max_err(fn, q, k, v, expected) -> float:
 
 
 def run_gpu(cfg) -> list[dict]:
-    """The grader's own GPU harness (grader/judge/gpu.py): fresh inputs per call, L2 flushed; CUDA
-    graphs at S <= GRAPH_MAX_S when every kernel can be captured, else CUDA events."""
+    """The grader's own GPU harness (grader/judge/gpu.py): fresh inputs per call; CUDA
+    graphs at S <= GRAPH_MAX_S when every kernel can be captured (no L2 flush), else CUDA events (L2 flushed
+    before each call)."""
     from grader.judge.gpu import GRAPH_MAX_S, sdpa_backend, time_events_interleaved, time_graph_all
     refs = {**kernels("cuda", cfg), **triton_kernels()}
     peak = gpu_fp32_peak_tflops()

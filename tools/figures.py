@@ -60,6 +60,23 @@ def kernel_metric(nvtx: str, name: str, metric: str, export: str = EXPORT) -> fl
     return found[0]
 
 
+def ncu_rule(nvtx: str, name: str, export: str = EXPORT) -> str:
+    """Nsight Compute's whole SOLBottleneck rule text for one kernel launch (the details page)."""
+    from grader.analysis.ncu import read_launches
+    found = [l.metrics.get("__rule_SOLBottleneck") for l in read_launches((NCU / f"{export}_details.csv").read_text(), export)
+             if l.nvtx == nvtx and name in l.kernel]
+    if len(found) != 1 or not found[0]:
+        raise LookupError(f"{export}: no single SOLBottleneck rule for {name!r} in range {nvtx!r}")
+    return found[0]
+
+
+def fp32_instructions(nvtx: str, name: str, export: str = EXPORT) -> dict:
+    """{"ffma", "fadd", "fmul"} -> FP32 thread instructions of one kernel launch: Nsight Compute's
+    FLOPs are 2·FFMA + FADD + FMUL (an FFMA counts two), its instructions their plain sum."""
+    return {op: kernel_metric(nvtx, name, f"sm__sass_thread_inst_executed_op_{op}_pred_on.sum", export)
+            for op in ("ffma", "fadd", "fmul")}
+
+
 def range_kernels(nvtx: str, export: str = EXPORT) -> list:
     return [p for p in fixture(export) if p.nvtx == nvtx and not p.tool_kernel]
 
@@ -85,10 +102,58 @@ def fp32_peak() -> float:
     return max(p.peak_fp32_flop_per_s for p in fixture() if p.peak_fp32_flop_per_s)
 
 
+def fp32_peak_clock_hz() -> float:
+    """The SM clock of Nsight Compute's FP32 peak in the export (fp32_peak = 2 × FFMA lanes ×
+    this clock, `sm__cycles_elapsed.avg.per_second` of the launch it was highest in): ncu takes
+    the clock it measured, not the 1.98 GHz the course's own peaks use."""
+    from grader.analysis.ncu import read_launches
+    launches = read_launches((NCU / f"{EXPORT}_raw.csv").read_text(), EXPORT)
+    peak, hz = max((2 * l.metrics["sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained"]
+                    * l.metrics["sm__cycles_elapsed.avg.per_second"], l.metrics["sm__cycles_elapsed.avg.per_second"])
+                   for l in launches)
+    assert abs(peak / fp32_peak() - 1) < 1e-9
+    return hz
+
+
 def l2_out_peak() -> float:
-    """Nsight Compute's peak of L2's output in the export (bytes/s): the "L2 out" roof, which
-    gpu_ceilings leaves out where the export has the L2→SM bytes."""
+    """Nsight Compute's peak of L2's output in the export (bytes/s): the "L2 out" roof."""
     return max(p.peak_l2_bytes_per_s for p in fixture() if p.peak_l2_bytes_per_s)
+
+
+# every make profile export of the course's kernels on the H200 (cold and warm)
+H200_EXPORTS = ("references_h200", "naive_h200", "fused_tc_h200") + WARM_H200
+
+
+def fastest_l2_delivery(exports: tuple = H200_EXPORTS) -> tuple:
+    """(bytes/s, export, profile): the highest L2→SM delivery rate of any kernel in the exports
+    (grader/analysis/roofline.py fastest_l2_delivery): what the course measured against the L2 roofs."""
+    from grader.analysis.roofline import fastest_l2_delivery as fastest
+    return max(((rate, e, p) for e in exports if (found := fastest(list(fixture(e)))) for rate, p in [found]),
+               key=lambda t: t[0])
+
+
+def notes_row(heading: str, first_cell: str) -> list[str]:
+    """The cells of the row `| first_cell | ...` of the first table after `heading` in
+    reference/NOTES.md: a session log's measurement, which the documents quote by its section."""
+    text = (REPO / "reference" / "NOTES.md").read_text()
+    rest = text[text.index(heading):]
+    row = next(line for line in rest.splitlines() if line.startswith(f"| {first_cell} |"))
+    return [cell.strip() for cell in row.strip().strip("|").split("|")]
+
+
+def _ms_range(cell: str) -> tuple[float, float]:
+    """"16-28" -> (16.0, 28.0); "25.3" -> (25.3, 25.3)."""
+    lo, _, hi = cell.partition("-")
+    return float(lo), float(hi or lo)
+
+
+def cpu_fused_opt_speedup(S: int = 1024) -> tuple[float, tuple, tuple]:
+    """(fused ms / fused_opt ms at the ranges' midpoints, fused ms range, fused_opt ms range) of
+    reference/fused_opt.cpp against fused.cpp in NOTES §4 (2 threads, the 2-core machine): the CPU
+    grade in tests/fixtures/results has no fused_opt time."""
+    cells = notes_row("### `fused_opt.cpp`", str(S))
+    fused, opt = _ms_range(cells[2]), _ms_range(cells[3])
+    return sum(fused) / sum(opt), fused, opt
 
 
 def model_naive(S: int):

@@ -32,7 +32,8 @@ EXPORT_HELP = ("export one with: ncu -i report.ncu-rep --csv --page raw --print-
 #   otherwise                       "well-balanced" ("balanced" here) while the two are within
 #                                   10 points; from a 10-point gap on, "Memory (Compute) is more
 #                                   heavily utilized than Compute (Memory)": "memory-heavy" /
-#                                   "compute-heavy" here (the busier side leads, neither limits)
+#                                   "compute-heavy" here (the busier side, where ncu's text then
+#                                   looks for "the L1 (DRAM, ...) bottleneck", though below 80%)
 # The exports in tests/fixtures/ncu carry the rule's own verdict rows; tests/analysis/test_ncu.py
 # checks classify() against every one of them.
 LIMITER_PCT = 80.0     # no_bound_threshold: at or above it, that side is the limiter
@@ -42,9 +43,21 @@ BOUND_RULE = (f"bound (Nsight Compute's SOL bottleneck rule): compute- or memory
               f"Memory % reaches {LIMITER_PCT:g}% (the busier side limits); latency-bound when both are "
               f"below {LATENCY_PCT:g}% (nothing is busy: too little parallel work, or waiting on "
               f"latency); in between, balanced when the two are within {BALANCED_GAP:g} points, else "
-              "memory-heavy or compute-heavy (ncu's \"more heavily utilized\": that side leads, neither "
-              "limits yet). SM % is the busiest SM unit (issue slots, a pipe), Memory % the busiest memory "
-              "unit (L1, L2, DRAM): the unit column names it")
+              "memory-heavy or compute-heavy (ncu's \"more heavily utilized\": it sends you to that side's "
+              "bottleneck, e.g. \"the L1 bottleneck\", though neither side is at the limit). SM % is the busiest SM unit (issue slots, a pipe); Memory % the highest of Nsight "
+              "Compute's memory breakdown (L1's data pipe and banks, L2's tags and sectors, the links between L1, "
+              "L2 and DRAM, DRAM's active cycles), which leaves out some of what its L2 Cache Throughput counts, "
+              "so L2 can stand above Memory %. The unit column names the unit that sets the busier side's %")
+# Memory % (SOL Memory Throughput, gpu__compute_memory_throughput) is the larger of Memory Workload
+# Analysis' "Mem Busy" (gpu__compute_memory_access_throughput: the units' internal activity) and
+# "Max Bandwidth" (gpu__compute_memory_request_throughput: the links between them), each the highest
+# of a fixed set of sub-metrics, all in the raw page's SOL breakdown (l1tex__data_pipe_lsu_wavefronts,
+# l1tex__data_bank_reads, lts__t_sectors, lts__d_sectors, lts__t_tag_requests, lts__xbar2lts_cycles_active,
+# dram__cycles_active, ...): Memory % is the highest of them in every kernel of the fixtures
+# (tests/analysis/test_ncu.py). The SOL's "L2 Cache Throughput" (lts__throughput) is L2's own
+# maximum over more of its activity than that set takes (the naive softmax kernel: L2 52.4%,
+# Memory 31.8% = its DRAM), and "L1/TEX Cache Throughput" is a share of the active cycles, not of
+# the elapsed ones: neither line bounds Memory % from below or names its unit.
 
 # SOL breakdown metrics (`*.avg.pct_of_peak_sustained_elapsed`, in the raw page) -> the unit
 # they measure; the first prefix that matches names the unit. Aggregates (sm__throughput,
@@ -175,7 +188,7 @@ class KernelProfile:
     ids: tuple
     duration_us: float | None            # mean per launch
     total_duration_us: float | None
-    memory_pct: float | None             # SOL Memory Throughput (max over L1, L2, DRAM)
+    memory_pct: float | None             # SOL Memory Throughput (the highest of its breakdown: BOUND_RULE)
     compute_pct: float | None            # SOL Compute (SM) Throughput
     dram_pct: float | None
     l1_pct: float | None
@@ -198,7 +211,7 @@ class KernelProfile:
     l2_cache_bytes: float | None = None  # device__attribute_l2_cache_size, when exported
     cache: str = ""                      # "cold" / "warm" (make profile's export), "" unknown
     sm_unit: str | None = None           # the busiest SM unit (SOL breakdown): "issue slots", "FMA pipe", ...
-    memory_unit: str | None = None       # the busiest memory unit: "L1", "L2", "DRAM"
+    memory_unit: str | None = None       # the unit of the breakdown that sets Memory %: "L1", "L2", "DRAM"
     waves_per_sm: float | None = None    # launch__waves_per_multiprocessor (under 1: the grid cannot fill the GPU)
     ncu_verdict: str | None = None       # Nsight Compute's own SOLBottleneck rule text (details page), first sentence
     source: str = ""                     # digest of the kernel's source (make profile's src_ range), '' unknown
@@ -442,6 +455,21 @@ def busiest_units(m: dict) -> tuple[str | None, str | None, float | None, float 
     return sm[0], mem[0], sm[1], mem[1]
 
 
+def memory_unit_of_sol(memory_pct, l1_pct, l2_pct, dram_pct) -> str | None:
+    """The unit that sets Memory % where only the SOL's lines are exported (a details page),
+    or None where they cannot tell. DRAM when DRAM Throughput is Memory % (to the export's two
+    decimals). Else L1 or L2 when only that line is at or above Memory %: a unit's sub-metrics
+    never exceed its own line (L2's lts__throughput is their maximum; L1's is a share of active
+    cycles, at least the elapsed share). Not simply the highest line: L2's counts more than
+    Memory % takes (BOUND_RULE)."""
+    if memory_pct is None:
+        return None
+    if dram_pct is not None and abs(dram_pct - memory_pct) < 0.015:
+        return "DRAM"
+    above = [name for name, v in (("L1", l1_pct), ("L2", l2_pct)) if v is not None and v >= memory_pct - 0.015]
+    return above[0] if len(above) == 1 else None
+
+
 def ncu_verdict(text: str | None) -> str | None:
     """The first sentence of Nsight Compute's SOLBottleneck rule text ('' -> None)."""
     if not text:
@@ -490,10 +518,9 @@ def summarize(launches: list[Launch], files: tuple = ()) -> list[KernelProfile]:
                  for k in ("peak_flop", "peak_dram", "peak_l2", "peak_l2_delivered")}
         delivered = _sum(col("l2_delivered"))
         units = busiest_units(max(group, key=lambda l: _get(l.metrics, "gpu__time_duration.sum") or 0).metrics)
-        if units[1] is None:          # no breakdown (a details page): the busiest of the SOL's L1, L2, DRAM
-            levels = [(v, n) for n, v in (("L1", pct["l1_pct"]), ("L2", pct["l2_pct"]), ("DRAM", pct["dram_pct"]))
-                      if v is not None]
-            units = (units[0], max(levels)[1] if levels else None, *units[2:])
+        if units[1] is None:          # no breakdown (a details page): what the SOL's three lines can tell
+            units = (units[0], memory_unit_of_sol(pct["memory_pct"], pct["l1_pct"], pct["l2_pct"], pct["dram_pct"]),
+                     *units[2:])
         profiles.append(KernelProfile(
             kernel=kernel, launches=len(group), ids=tuple(int(l.key[1]) if str(l.key[1]).isdigit() else l.key[1] for l in group),
             duration_us=secs / len(group) * 1e6 if secs is not None else None,
@@ -537,7 +564,8 @@ def read_files(paths: list[Path | str]) -> list[KernelProfile]:
 
 
 def unit_text(p: KernelProfile) -> str:
-    """The busiest unit on the busier side, e.g. "L1 79.4%" ('-' without the SOL breakdown)."""
+    """The unit that sets the busier side's %, e.g. "L1 79.4%" ("memory 31.8%" where a details page
+    cannot tell; '-' without the SOL)."""
     if p.memory_pct is None or p.compute_pct is None:
         return "-"
     memory_side = p.memory_pct > p.compute_pct
@@ -554,7 +582,7 @@ def format_table(profiles: list[KernelProfile]) -> str:
     lines = [f"{'cache ' if caches else ''}{'range' if nvtx else '':<{width}}{'kernel':<44} {'n':>3} {'time µs':>10} "
              f"{'Mem %':>6} {'SM %':>6} {'DRAM %':>7} {'DRAM MB':>9} {'GFLOP/s':>10} {'AI DRAM':>8} {'AI L2→SM':>8} "
              f"{'AI L2 out':>9}  "
-             f"{'bound':<14} busiest unit"]
+             f"{'bound':<14} unit setting the %"]
     for p in profiles:
         name = re.sub(r"\(.*", "", p.kernel).replace("void ", "")[:40] + (" [tool]" if p.tool_kernel else "")
         lines.append(f"{(p.cache or '-'):<6}{' ' if caches else ''}"[:7 if caches else 0]

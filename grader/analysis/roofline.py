@@ -8,6 +8,12 @@ the speed review flags: precision_ceilings. CPU ceilings are measured on the mac
 kernel at the DRAM and the L2 level (GPU: the bytes the SMs received from L2, "L2→SM", where
 the export has them, else L2's output as Nsight Compute's L2 roofline counts it, "L2 out";
 grader/analysis/ncu.py l2_level), or from the AI model's FLOPs and bytes and a measured time (CPU).
+
+Two L2 roofs where the export has the L2→SM bytes (ROOFS): L2 out, what L2 can send, bounds the
+L2→SM traffic of every line one SM reads alone (each byte delivered is a byte sent); the L2→SM
+port roof, every SM's L1 input port at once (~33.6 TB/s on an H200, 3.3x L2 out), is not a
+bandwidth L2 can supply: only lines L2 multicasts to many SMs at once are delivered faster than
+L2 out. No kernel of the course's H200 exports received more than ~2.1 TB/s.
 """
 from __future__ import annotations
 
@@ -47,6 +53,10 @@ class Point:
 # H100, whose 50 MiB L2 has fewer slices (triton_h100_raw.csv). Peaks, not measured throughputs.
 HOPPER_SMS, HOPPER_BOOST_HZ = 132, 1.98e9       # H100 SXM and H200: SMs and maximum SM clock
 L2_IN, L2_OUT = "L2→SM", "L2 out"               # the two L2 levels (grader/analysis/ncu.py l2_level)
+# what each roof bounds (the chart's legend, `python -m grader roofline`, the report's note)
+ROOFS = {"DRAM": "DRAM bandwidth",
+         L2_OUT: "what L2 can send: bounds the L2→SM bytes of lines one SM reads alone",
+         L2_IN: "every SM's L1 input port at once: only lines L2 multicasts to many SMs reach it"}
 GPU_TABLE = {
     "H200": Ceilings("NVIDIA H200", HOPPER_SMS * 128 * 2 * HOPPER_BOOST_HZ, {"DRAM": 4.8e12, L2_OUT: 32 * 188 * 1.71e9},
                      "table: 132 SMs x 128 FP32 lanes x 2 x 1.98 GHz; DRAM 4.8 TB/s (datasheet)"),
@@ -60,9 +70,12 @@ L2_MIB = {"H200": 60, "H100": 50}      # L2 capacity (device attribute of the H2
 # product per fp32 product: 1,024 on sm80 (A100: 156 TFLOP/s = 108 SMs × 1,024 × 1.41 GHz),
 # 2,048 on sm90 (H100 SXM and H200: 132 × 2,048 × 1.98 GHz = 535.3 TFLOP/s dense). 3xtf32: three
 # TF32 products per fp32 product (big·big + big·small + small·big), a third of the TF32 rate.
-# One clock policy for every peak the course quotes: the maximum SM clock, 1.98 GHz, which the
-# H100 held throughout the grader's timing (NVML, 2026-11-25: median and minimum 1980 MHz at
-# every size). NVIDIA's datasheet quotes TF32 at 1.83 GHz (494.7 TFLOP/s dense). `make profile`
+# One clock policy for every peak the course computes (GPU_TABLE, precision_ceilings, the review
+# flags, the handout's roofline table): the maximum SM clock, 1.98 GHz, which the H100 held
+# throughout the grader's timing (NVML, 2026-11-25: median and minimum 1980 MHz at every size).
+# Where an export carries Nsight Compute's own peaks (gpu_ceilings: the report's roofline,
+# NOTES §5) they are used as they are, at the SM clock ncu measured: FP32 66.8 TFLOP/s at 1.976
+# GHz in the H200 fixture, against 66.9 at 1.98 GHz; a text that quotes one says which. NVIDIA's datasheet quotes TF32 at 1.83 GHz (494.7 TFLOP/s dense). `make profile`
 # leaves the clocks to the GPU (--clock-control none), and there the tensor-core kernel ran
 # slower than the others: in the H200 fixture at S = 1024 (smsp__cycles_elapsed.avg.per_second)
 # fused_tc_kernel at 1.78 GHz, the CUDA-core kernels at 1.95-1.97 GHz; so a profiled
@@ -87,25 +100,42 @@ def precision_ceilings(sm_count: int, clock_hz: float, capability: str) -> dict:
 
 
 def l2_name(profiles: list) -> str:
-    """The L2 level of a chart: L2_IN when every kernel drawn has the delivered bytes, else
-    L2_OUT for all (one count per chart, and its own roof)."""
+    """The L2 level of a chart's points: L2_IN when every kernel drawn has the delivered bytes,
+    else L2_OUT for all (one count per chart)."""
     drawn = [p for p in profiles if not p.tool_kernel and p.flop_per_s]
     return L2_IN if drawn and all(getattr(p, "l2_delivered_bytes", None) for p in drawn) else L2_OUT
 
 
 def gpu_ceilings(profiles: list, device: str = "H200") -> Ceilings:
-    """From the export's measured peaks (highest seen over the kernels), else GPU_TABLE."""
-    from .ncu import l2_level
+    """From the export's measured peaks (highest seen over the kernels), else GPU_TABLE. The L2
+    roofs: L2 out always (what L2 can send), and the L2→SM port roof beside it where the points
+    are L2→SM (ROOFS: which bounds what)."""
     flop = [p.peak_fp32_flop_per_s for p in profiles if p.peak_fp32_flop_per_s]
     dram = [p.peak_dram_bytes_per_s for p in profiles if p.peak_dram_bytes_per_s]
-    name = l2_name(profiles)
-    l2 = [peak for p in profiles if (peak := (l2_level(p)[3] if name == L2_IN else p.peak_l2_bytes_per_s))]
+    out = [p.peak_l2_bytes_per_s for p in profiles if p.peak_l2_bytes_per_s]
+    port = [p.peak_l2_delivered_bytes_per_s for p in profiles if getattr(p, "peak_l2_delivered_bytes_per_s", None)]
     if flop and dram:
         bw = {"DRAM": max(dram)}
-        if l2:
-            bw[name] = max(l2)
+        if out:
+            bw[L2_OUT] = max(out)
+        if port and l2_name(profiles) == L2_IN:
+            bw[L2_IN] = max(port)
         return Ceilings(device, max(flop), bw, "Nsight Compute's theoretical peaks for this GPU (in the export)")
     return GPU_TABLE[device]
+
+
+def kernel_label(p) -> str:
+    """"naive_S1024: scores_kernel": the profile's range and its kernel's name (the name alone without a range)."""
+    name = re.sub(r"\(.*", "", p.kernel).split("::")[-1]
+    return f"{p.nvtx}: {name}" if p.nvtx else name
+
+
+def fastest_l2_delivery(profiles: list) -> tuple[float, object] | None:
+    """(bytes/s, profile): the highest rate at which a kernel's SMs received bytes from L2 (its
+    L2→SM bytes over its time), or None without those bytes: what the L2 roofs are measured against."""
+    rates = [(p.l2_delivered_bytes / (p.total_duration_us * 1e-6), p) for p in profiles
+             if getattr(p, "l2_delivered_bytes", None) and p.total_duration_us]
+    return max(rates, key=lambda r: r[0]) if rates else None
 
 
 # A `<name>_S<S>` range whose FP32 counters saw less than this share of the model's FLOPs
@@ -161,7 +191,7 @@ def gpu_points(profiles: list, shape: tuple | None = None) -> list[Point]:
             continue
         name = re.sub(r"\(.*", "", p.kernel).split("::")[-1]
         group = re.sub(r"_S\d+$", "", p.nvtx) if p.nvtx else name
-        label = f"{p.nvtx or group}: {name}" if p.nvtx else name
+        label = kernel_label(p)
         for level, ai in (("DRAM", p.ai_dram), (l2, p.ai_l2_delivered if l2 == L2_IN else p.ai_l2)):
             if ai:
                 points.append(Point(label, group, level, ai, p.flop_per_s))
@@ -264,10 +294,12 @@ def chart(ceilings: Ceilings, points: list[Point], path: Path | str, title: str 
     lo, hi = min(min(ais) / 4, 0.1), max(max(ais) * 4, 4 * max(ceilings.ridge(l) for l in ceilings.bandwidth_bytes_per_s))
     fig, ax = plt.subplots(figsize=(7.5, 4.8))
     xs = [lo * (hi / lo) ** (i / 200) for i in range(201)]
+    both = L2_IN in ceilings.bandwidth_bytes_per_s and L2_OUT in ceilings.bandwidth_bytes_per_s
     for level, bw in ceilings.bandwidth_bytes_per_s.items():
-        ax.plot(xs, [min(ceilings.peak_flop_per_s, bw * x) / 1e9 for x in xs], "-", color="black",
-                lw=1.2 if level == "DRAM" else 0.8, alpha=1.0 if level == "DRAM" else 0.6,
-                label=f"{level} roof {bw / 1e9:,.0f} GB/s (ridge {ceilings.ridge(level):.1f} FLOP/B)")
+        ax.plot(xs, [min(ceilings.peak_flop_per_s, bw * x) / 1e9 for x in xs], "--" if level == L2_IN else "-",
+                color="black", lw=1.2 if level == "DRAM" else 0.8, alpha=1.0 if level == "DRAM" else 0.6,
+                label=f"{level} roof {bw / 1e9:,.0f} GB/s (ridge {ceilings.ridge(level):.1f} FLOP/B)"
+                      + (f":\n{ROOFS[level]}" if both and level in (L2_IN, L2_OUT) else ""))
     ax.axhline(ceilings.peak_flop_per_s / 1e9, color="black", ls=":", lw=0.8,
                label=f"FP32 peak {ceilings.peak_flop_per_s / 1e9:,.0f} GFLOP/s")
     seen = set()

@@ -6,7 +6,7 @@ can get inputs it has not seen):
 - events: `ROUNDS` interleaved rounds (a warm-up round first, discarded); in a round each
   kernel, in turn (the order rotated round by round), makes `CALLS` calls, each on its own
   input set of a pool refilled with fresh random numbers before the kernel's turn, with
-  the L2 cache flushed (a 256 MB buffer zeroed) before every call and CUDA events around
+  the L2 cache flushed (a 256 MiB buffer zeroed) before every call and CUDA events around
   it, and the persisting-L2 limit forced to 0 and the persisting lines reset before every
   call (`L2Persistence`: a kernel cannot keep its data resident across calls through an
   access-policy window). A kernel's figure is the median of its per-round medians: drift
@@ -17,8 +17,8 @@ can get inputs it has not seen):
   more rounds until it is precise (grader/analysis/confidence.py).
 - graph (S <= GRAPH_MAX_S, where CPU launch overhead is a large share): `GRAPH_CALLS` calls
   on distinct input sets captured in one CUDA graph, replayed `REPLAYS` times with the
-  pool refilled between replays (outside the timed region); the figure is the median
-  replay time over GRAPH_CALLS. It is the headline when every kernel could be captured
+  pool refilled between replays (outside the timed region), no L2 flush (the calls run back to
+  back, on inputs just written); the figure is the median replay time over GRAPH_CALLS. It is the headline when every kernel could be captured
   (a kernel that launches on the legacy default stream or synchronises cannot).
 The judge's canary inputs replace CANARIES calls of each method in every request, drawn
 uniformly over its timed calls; the student's outputs of those calls are copied on the timed

@@ -211,6 +211,14 @@ def profiler_context(doc: dict, build: Path, shape: tuple) -> dict:
                                      "roofline points use the model's FLOPs over the range's measured time and bytes")
     pts = roofline.gpu_points(cold_kps, shape)
     if pts:
-        roofline.chart(roofline.gpu_ceilings(cold_kps), pts, build / "roofline.svg")
+        ceilings = roofline.gpu_ceilings(cold_kps)
+        bw = ceilings.bandwidth_bytes_per_s
+        if roofline.L2_IN in bw and roofline.L2_OUT in bw and (fastest := roofline.fastest_l2_delivery(cold_kps)):
+            out["roofline_notes"].append(
+                f"two L2 roofs under the L2→SM points: L2 out ({bw[roofline.L2_OUT] / 1e12:.1f} TB/s), "
+                f"{roofline.ROOFS[roofline.L2_OUT]}; L2→SM ({bw[roofline.L2_IN] / 1e12:.1f} TB/s), "
+                f"{roofline.ROOFS[roofline.L2_IN]}. The fastest delivery in these exports: "
+                f"{fastest[0] / 1e12:.2f} TB/s ({roofline.kernel_label(fastest[1])})")
+        roofline.chart(ceilings, pts, build / "roofline.svg")
         out["roofline"] = lit("roofline.svg")
     return out

@@ -12,7 +12,7 @@ import pytest
 
 from grader.analysis.ncu import NcuError, classify, read_files, to_base, to_number
 
-from conftest import REPO, TESTS
+from conftest import REPO, TESTS, without_columns
 
 NCU = TESTS / "fixtures" / "ncu"
 
@@ -154,6 +154,49 @@ def test_busiest_units_name_what_sm_and_memory_percent_measure():
     assert details_only.sm_unit is None and details_only.memory_unit in ("L1", "L2", "DRAM")
 
 
+@pytest.mark.parametrize("export", EXPORTS + [f"{e}_warm" for e in EXPORTS])
+def test_memory_percent_is_the_highest_of_ncus_breakdown(export):
+    """Issue 28, W2: Memory % (gpu__compute_memory_throughput) is the larger of Mem Busy and Max
+    Bandwidth, and the highest entry of the SOL memory breakdown in the raw page, in every kernel
+    of every export; the unit named for it is that entry's. Where only the details page is read,
+    the unit named is that one or none, never another."""
+    from grader.analysis.ncu import busiest_units, read_launches
+    pct = ".avg.pct_of_peak_sustained_elapsed"
+    launches = read_launches((NCU / f"{export}_raw.csv").read_text(), export)
+    assert len(launches) > 10
+    for launch in launches:
+        m = launch.metrics
+        memory = m["gpu__compute_memory_throughput" + pct]
+        assert memory == max(m["gpu__compute_memory_access_throughput" + pct], m["gpu__compute_memory_request_throughput" + pct])
+        assert busiest_units(m)[3] == pytest.approx(memory, abs=0.011), (launch.nvtx, launch.kernel)
+    raw = {(p.nvtx, p.kernel): p for p in read_files([NCU / f"{export}_raw.csv"])}
+    details = {(p.nvtx, p.kernel): p for p in read_files([NCU / f"{export}_details.csv"])}
+    assert raw.keys() == details.keys()
+    for key, p in raw.items():
+        assert p.memory_unit in ("L1", "L2", "DRAM") and details[key].memory_unit in (None, p.memory_unit), key
+
+
+def test_the_l2_line_can_stand_above_memory_percent():
+    """Issue 28, W2: the SOL's L2 Cache Throughput (lts__throughput) is not bounded by Memory %:
+    the naive softmax kernel at S = 1024 shows L2 52.4% beside Memory 31.8%, which is its DRAM;
+    the merge kernel L2 45.6%, Memory 32.9% (DRAM). The old details-page rule, the highest of the
+    three SOL lines, named L2 there; the grader names DRAM, and says what Memory % is."""
+    from grader.analysis.ncu import BOUND_RULE, memory_unit_of_sol
+    for page in ("raw", "details"):
+        by = {(p.nvtx, p.kernel.split("(")[0].split("::")[-1].split("<")[0]): p
+              for p in read_files([NCU / f"references_h200_{page}.csv"])}
+        for key, l2, memory in ((("naive_S1024", "softmax_rows_kernel"), 52.42, 31.84),
+                                (("fused_opt_S1024", "merge_splits_kernel"), 45.55, 32.94)):
+            p = by[key]
+            assert (round(p.l2_pct, 2), round(p.memory_pct, 2), p.memory_unit) == (l2, memory, "DRAM"), (page, key)
+            assert max((p.l1_pct, "L1"), (p.l2_pct, "L2"), (p.dram_pct, "DRAM"))[1] == "L2"      # the old rule
+    assert memory_unit_of_sol(79.48, 82.30, 15.46, 3.00) == "L1"       # only L1's line reaches it
+    assert memory_unit_of_sol(23.01, 28.67, 34.68, 1.94) is None       # L1 and L2 both could: unknown
+    rule = " ".join(BOUND_RULE.split())
+    assert "the highest of Nsight Compute's memory breakdown" in rule and "L2 can stand above Memory %" in rule
+    assert "busiest memory unit" not in rule
+
+
 def test_cold_and_warm_exports_are_told_apart_by_the_driver_range(tmp_path):
     """Code path only, on a clearly synthetic file: a copy of the real cold export whose outer
     NVTX range is renamed `profile_warm` (what `make profile`'s warm run writes). Nothing
@@ -219,7 +262,7 @@ def test_make_profile_exports_of_the_references_round_trip():
     assert all(p.flop_per_s and p.dram_bytes for p in ps)
 
 
-def test_the_l2_level_counts_what_the_sms_received():
+def test_the_l2_level_counts_what_the_sms_received(tmp_path):
     """Issue 28, item 1: two counts at L2. What the SMs received (32 B x xbar2l1tex sectors, each
     SM's copy) is the fused kernel's tiling exactly: q once, k and v once per 64-row block, 16
     times a head at S = 1024. What L2 sent out (32 B x lts2xbar cycles, ncu's L2 roofline) is a
@@ -236,8 +279,9 @@ def test_the_l2_level_counts_what_the_sms_received():
     assert l2_level(fused)[:3] == ("L2→SM", fused.l2_delivered_bytes, fused.ai_l2_delivered)
     naive = [by[("naive_S1024", k)] for k in ("scores_kernel", "softmax_rows_kernel", "weighted_sum_kernel")]
     assert [round(p.ai_l2_delivered, 2) for p in naive] == [8.47, 5.41, 8.0]
-    older = read_files([NCU / "naive_h200_raw.csv"])            # taken before make profile asked for them
-    assert all(p.l2_delivered_bytes is None and l2_level(p)[0] == "L2 out" for p in older)
+    older = read_files([without_columns(NCU / "naive_h200_raw.csv", tmp_path / "old_raw.csv")])   # L2→SM columns removed
+    assert older and all(p.l2_delivered_bytes is None and l2_level(p)[0] == "L2 out" for p in older)
+    assert all(p.l2_delivered_bytes and l2_level(p)[0] == "L2→SM" for p in read_files([NCU / "naive_h200_raw.csv"]))
 
 
 @pytest.mark.parametrize("name", ["raw.csv", "raw_base.csv", "details.csv", "details_base.csv",

@@ -9,23 +9,26 @@ from grader.analysis import roofline
 from grader.evidence.advisor import AdvisorError, roofs, survey_points
 from grader.analysis.ncu import read_files
 
-from conftest import REPO, TESTS
+from conftest import REPO, TESTS, without_columns
 
 NCU = TESTS / "fixtures" / "ncu"
 ADVISOR = TESTS / "fixtures" / "advisor"
 
 
-def test_gpu_ceilings_come_from_the_export():
+def test_gpu_ceilings_come_from_the_export(tmp_path):
     c = roofline.gpu_ceilings(read_files([NCU / "references_h200_raw.csv"]))
     assert c.peak_flop_per_s / 1e12 == pytest.approx(66.8, abs=0.2)
     assert c.bandwidth_bytes_per_s["DRAM"] / 1e12 == pytest.approx(4.81, abs=0.01)
-    # an export with the delivered bytes: the L2 roof is the crossbar's peak into the SMs' L1s
-    assert set(c.bandwidth_bytes_per_s) == {"DRAM", "L2→SM"}
+    # an export with the delivered bytes: both L2 roofs, L2 out (what L2 can send) and the L2→SM
+    # port roof (every SM's L1 input at once), 3.3x higher (issue 28, M1)
+    assert set(c.bandwidth_bytes_per_s) == {"DRAM", "L2 out", "L2→SM"}
     assert c.bandwidth_bytes_per_s["L2→SM"] / 1e12 == pytest.approx(33.6, abs=0.1)
+    assert c.bandwidth_bytes_per_s["L2 out"] / 1e12 == pytest.approx(10.26, abs=0.05)
     assert c.ridge("DRAM") == pytest.approx(13.9, abs=0.1)
     assert "Nsight Compute" in c.source
-    # an export without them (taken before make profile asked for them): L2's output, ncu's own L2 roofline
-    old = roofline.gpu_ceilings(read_files([NCU / "naive_h200_raw.csv"]))
+    # an export without them (as one taken before make profile asked for them: a real one, the
+    # L2→SM columns removed): L2's output, ncu's own L2 roofline
+    old = roofline.gpu_ceilings(read_files([without_columns(NCU / "naive_h200_raw.csv", tmp_path / "old_raw.csv")]))
     assert set(old.bandwidth_bytes_per_s) == {"DRAM", "L2 out"}
     assert old.bandwidth_bytes_per_s["L2 out"] / 1e12 == pytest.approx(10.27, abs=0.05)
 
@@ -43,12 +46,12 @@ def test_without_peaks_the_table_is_used():
     assert c.source.startswith("table") and c.bandwidth_bytes_per_s["DRAM"] == 4.8e12
 
 
-def test_gpu_points_at_two_levels_per_kernel():
+def test_gpu_points_at_two_levels_per_kernel(tmp_path):
     points = roofline.gpu_points(read_files([NCU / "references_h200_raw.csv"]))
     assert len(points) == 42                                        # 21 kernels x (DRAM, L2)
     scores = [p for p in points if p.label == "naive_S1024: scores_kernel"]
     assert {p.level for p in scores} == {"DRAM", "L2→SM"} and {p.group for p in scores} == {"naive"}
-    older = roofline.gpu_points(read_files([NCU / "naive_h200_raw.csv"]))      # no delivered bytes in it
+    older = roofline.gpu_points(read_files([without_columns(NCU / "naive_h200_raw.csv", tmp_path / "old_raw.csv")]))
     assert {p.level for p in older} == {"DRAM", "L2 out"}
 
 
@@ -139,3 +142,26 @@ def test_the_roofline_draws_the_cold_export_only(tmp_path):
     cold = read_files([NCU / "references_h200_raw.csv"])
     assert roofline.gpu_points(both, (1, 8, 64)) == roofline.gpu_points(cold, (1, 8, 64))
     assert len(roofline.of_cache(both, "warm")) == 21
+
+
+def test_both_l2_roofs_and_what_the_sms_received(tmp_path):
+    """Issue 28, M1: the L2→SM port roof (33.6 TB/s) is not a bandwidth L2 can supply; L2 out
+    (10.3 TB/s) bounds every line one SM reads alone. Both are drawn, each says what it bounds,
+    and no kernel of the course's H200 exports received more than ~2.1 TB/s from L2 (the
+    references' cold export: 1.7 TB/s, the naive scores kernel)."""
+    from grader.analysis.roofline import L2_IN, L2_OUT, ROOFS, fastest_l2_delivery, kernel_label
+    profiles = read_files([NCU / "references_h200_raw.csv"])
+    c = roofline.gpu_ceilings(profiles)
+    port, out = c.bandwidth_bytes_per_s[L2_IN], c.bandwidth_bytes_per_s[L2_OUT]
+    assert 3 < port / out < 3.5
+    rate, p = fastest_l2_delivery(profiles)
+    assert kernel_label(p) == "naive_S1024: scores_kernel" and rate == pytest.approx(1.705e12, rel=1e-3)
+    assert rate == max(q.l2_delivered_bytes / (q.total_duration_us * 1e-6) for q in profiles)
+    every = [fastest_l2_delivery(read_files([f]))[0] for f in sorted(NCU.glob("*_h200*_raw.csv"))]
+    assert len(every) == 6 and 2.0e12 < max(every) < 2.2e12 and max(every) < out / 4
+    assert "multicasts" in ROOFS[L2_IN] and "one SM reads alone" in ROOFS[L2_OUT]
+    text = roofline.chart(c, roofline.gpu_points(profiles)[:4], tmp_path / "r.svg").read_text()
+    assert all(word in text for word in ("L2 out roof", "L2→SM roof", "multicasts", "one SM reads alone"))
+    proc = subprocess.run([sys.executable, "-m", "grader", "roofline", "--ncu", str(NCU / "references_h200_raw.csv"),
+                           "--out", str(tmp_path / "r2.svg")], cwd=REPO, capture_output=True, text=True)
+    assert "fastest L2→SM delivery measured: 1,705.2 GB/s (naive_S1024: scores_kernel)" in proc.stdout

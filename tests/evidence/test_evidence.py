@@ -62,9 +62,15 @@ def test_kernel_names_of_the_references():
 
 def test_the_model_answers_profiles_are_their_own(tmp_path):
     """fused.cu staged with the H200 exports (after: fused.cu as the student; before: the
-    naive kernels, an earlier version) keeps both labels."""
-    bad, problems, _ = _check(_stage("fused.cu", tmp_path / "s"))
+    naive kernels, standing for an earlier version: the staging drops the digest of
+    reference/naive.cu their export records, which would make them the course's) keeps both labels."""
+    sub = _stage("fused.cu", tmp_path / "s")
+    bad, problems, _ = _check(sub)
     assert bad == set() and problems == []
+    for page in ("raw", "details"):          # the export as make profile wrote it: the course's naive.cu
+        shutil.copy(NCU / f"naive_h200_{page}.csv", sub / "profiles" / f"before_{page}.csv")
+    assert _check(sub)[:2] == ({"before"}, ["profile 'before' is of the course's naive.cu, not of your kernel (its "
+                                            "exports record that source): it earns nothing"])
 
 
 def test_the_references_exports_beside_a_cpu_kernel_earn_nothing(tmp_path):
@@ -77,7 +83,16 @@ def test_the_references_exports_beside_a_cpu_kernel_earn_nothing(tmp_path):
             shutil.copy(NCU / f"{export}_{page}.csv", sub / "profiles" / f"{label}_{page}.csv")
     bad, problems, _ = _check(sub)
     assert bad == {"before", "after"}
-    # after: the export records reference/fused.cu's digest; before: no digest, kernels the submission lacks
+    # each export records the digest of the reference it profiled (naive.cu, fused.cu)
+    assert sorted(problems) == [f"profile '{label}' is of the course's {ref}, not of your kernel (its exports record "
+                                "that source): it earns nothing" for label, ref in (("after", "fused.cu"), ("before", "naive.cu"))]
+    # an export without a digest (as before make profile recorded one) of kernels the submission lacks
+    sys.path.insert(0, str(REPO / "tools"))
+    from demo_submission import copy_without_student_digest
+    for page in ("raw", "details"):
+        copy_without_student_digest(NCU / f"naive_h200_{page}.csv", sub / "profiles" / f"before_{page}.csv")
+    bad, problems, _ = _check(sub)
+    assert bad == {"before", "after"}
     assert "profile 'after' is of the course's fused.cu" in problems[0]
     assert "no profile in profiles/ is of this submission's kernels (before:" in problems[1]
     rubric, _ = config.load_rubric()

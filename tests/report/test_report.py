@@ -154,7 +154,10 @@ def test_two_make_profile_exports_show_each_reference_once(tmp_path):
     out = tmp_path / "r.json"
     out.write_text(json.dumps(result.to_json()))
     text = _squash(_text(render(out, tmp_path / "r.pdf", profile_dir=folder / "profiles")))
-    assert text.count("naive_S1024") == 7       # 3 kernels in the SOL table, 3 in cold vs warm, 1 model-vs-measured row
+    # 3 kernels in the SOL table, 3 in cold vs warm, 1 model-vs-measured row, 1 in the roofline's note
+    # on the two L2 roofs (the fastest L2→SM delivery of the exports: naive_S1024's scores kernel)
+    assert text.count("naive_S1024") == 8
+    assert "twoL2roofsundertheL2→SMpoints" in text and "(naive_S1024:scores_kernel)" in text
     assert "before_student_S1024" in text and "tensorcores" in text
 
 
