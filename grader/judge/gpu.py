@@ -319,19 +319,23 @@ def _same_output(got, want: torch.Tensor) -> bool:
     return bool(torch.allclose(got.float(), want.float(), rtol=1e-3, atol=1e-4, equal_nan=True))
 
 
-def wall_probe(fn, shape: Shape, nonce: int, reps: int = 5) -> float:
-    """Shortest wall-clock time (ms) of one call with the device synchronised before and
-    after: work left running on another stream shows here, not in the events."""
+def wall_probe(fn, shape: Shape, nonce: int, reps: int = 5) -> tuple[float, float]:
+    """(shortest wall-clock time (ms) of one call with the device synchronised before and
+    after, shortest time (ms) the call took to return): work left running on another stream
+    shows in the first, not in the events; the second is the host's launch cost (Triton's
+    launcher: ~40 µs a kernel), which the first includes and the events may not."""
     pool = Pool(shape, 1, nonce ^ 0x3C3C)
-    best = float("inf")
+    best, launch = float("inf"), float("inf")
     for _ in range(reps):
         pool.refill()
         torch.cuda.synchronize()
         t0 = time.perf_counter()
         fn(*pool.sets[0])
+        t1 = time.perf_counter()
         torch.cuda.synchronize()
         best = min(best, (time.perf_counter() - t0) * 1e3)
-    return best
+        launch = min(launch, (t1 - t0) * 1e3)
+    return best, launch
 
 
 def bench_size(kernels: dict, shape: Shape, cfg: Config, nonce: int, canaries: dict | None = None,
@@ -352,7 +356,7 @@ def bench_size(kernels: dict, shape: Shape, cfg: Config, nonce: int, canaries: d
     if graphs:
         timings.update({f"{n}_cudagraph": t for n, t in graphs.items()})
     extra = {"sdpa_backend": sdpa_backend(torch.empty(shape.B, shape.H, shape.S, shape.D, device="cuda")),
-             "wall_probe_ms": wall_probe(kernels["student"], shape, nonce),
+             **dict(zip(("wall_probe_ms", "launch_ms"), wall_probe(kernels["student"], shape, nonce))),
              "rounds": {n: v for n, v in rounds["graph" if graphs else "events"].items() if n in ("student", "sdpa")},
              "l2_persisting_reset": rounds["l2_reset"]}
     if watched:
