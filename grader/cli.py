@@ -109,7 +109,7 @@ def cmd_check_compile(args) -> int:
             problem, flags = triton_problem(sub.sources[kind]), scan(sub.sources[kind])
             print(f"  {'FAILED' if problem else 'refused by the allowlist' if flags else 'ok'}")
             for line in ([problem] if problem else []) + [f.detail for f in flags]:
-                print(f"  {line}")
+                print(f"  {printable(line)}")
             failed |= bool(problem)
             # a refusal decides the exit status when Triton is the source asked for or written
             from .build.parse import is_template_stub
@@ -120,11 +120,11 @@ def cmd_check_compile(args) -> int:
         print(f"compiling {var} of {sub.file} ({'nvcc' if kind == 'cuda' else 'c++'}, no GPU needed) ...",
               flush=True)
         result = build.compile_only(sub.sources[kind], cfg,
-                                    on_note=lambda line: print(f"  fallback: {line}", flush=True))
+                                    on_note=lambda line: print(f"  fallback: {printable(line)}", flush=True))
         tier = f"{result.tier} headers" if result.ok else f"errors from the {result.tier} headers"
         print(f"  {'ok' if result.ok else 'FAILED'} ({tier}, {result.seconds:.1f} s)")
-        if result.log:
-            print("\n".join("  " + ln for ln in result.log.splitlines()))
+        if result.log:              # the compiler quotes the student's source: escapes neutralised
+            print("\n".join("  " + printable(ln) for ln in result.log.splitlines()))
         failed |= not result.ok
     return VERDICTS["compile_error"] if failed else VERDICTS["cheat_suspected"] if refused else 0
 

@@ -18,6 +18,7 @@ import torch
 
 from ..core.config import Shape
 from ..core.result import CheckResult, Mismatch
+from ..core.safetext import printable
 
 MAX_MISMATCHES = 5
 NOT_IMPLEMENTED = re.compile(r"not implemented", re.IGNORECASE)
@@ -270,19 +271,27 @@ def judge_call(reply: dict, data: bytes, q, k, v, expected: torch.Tensor, tolera
         hint = raised_on_gpu(text) if gpu else ""
         return failed(f"attention raised: {text}" + (f" ({hint})" if hint else ""), kind)
     meta = reply.get("output") if isinstance(reply.get("output"), dict) else {}
+    # every field is the child's word: checked for type before use (a forged frame with
+    # `shape: 7` crashed the judge: grader_error, batch exit 70)
+    shape_said = meta.get("shape", [])
+    if not isinstance(shape_said, list) or not all(isinstance(x, int) for x in shape_said) or \
+            not all(isinstance(meta.get(f, ""), str) for f in ("type", "dtype", "device", "expected_device")):
+        return failed("the kernel's process sent a malformed reply (its output's description is not what the "
+                      "grader's worker writes)", "runtime_error")
     if meta.get("type") != "Tensor":
-        return failed(f"attention returned {str(meta.get('type', 'nothing'))[:60]}, expected a torch.Tensor")
-    if list(meta.get("shape", [])) != list(q.shape):
-        shape = tuple(int(x) for x in meta.get("shape", []) if isinstance(x, int))
-        return failed(f"output has shape {shape}, expected {tuple(q.shape)} (batch, heads, seq, head_dim)")
+        return failed(f"attention returned {printable(str(meta.get('type', 'nothing')))[:60]}, expected a torch.Tensor")
+    if shape_said != list(q.shape):
+        return failed(f"output has shape {tuple(shape_said[:8])}, expected {tuple(q.shape)} (batch, heads, seq, head_dim)")
     if meta.get("dtype") != "torch.float32":
-        return failed(f"output dtype is {str(meta.get('dtype'))[:40]}, expected torch.float32")
+        return failed(f"output dtype is {printable(str(meta.get('dtype')))[:40]}, expected torch.float32")
     if meta.get("device") != meta.get("expected_device"):
-        return failed(f"output is on {str(meta.get('device'))[:40]}, expected {str(meta.get('expected_device'))[:40]} "
+        return failed(f"output is on {printable(str(meta.get('device')))[:40]}, expected "
+                      f"{printable(str(meta.get('expected_device')))[:40]} "
                       "(the inputs' device)")
     if reply.get("aliases") in ("q", "k", "v"):
         return failed(f"output shares memory with input {reply['aliases']}; return a new tensor")
-    modified = [m for m in reply.get("modified", []) if m in ("q", "k", "v")]
+    modified = [m for m in (reply.get("modified") if isinstance(reply.get("modified"), list) else [])
+                if m in ("q", "k", "v")]
     if modified:
         return failed(f"the kernel modified its input {modified[0]}; inputs are read-only")
     if len(data) != q.numel() * 4:
@@ -446,16 +455,28 @@ def withhold(result: CheckResult) -> CheckResult:
     and max_err (a kernel could encode the shape in its error). What stays: passed, and
     the category of the failure. The full result goes to the instructor only."""
     msg = result.message
-    if msg.startswith("attention raised"):
+    # default-deny: only fixed texts, chosen by the failure's category; nothing of the message
+    # itself (a forged reply put the hidden shape in the returned "type", held-out attack of 2026-11-27)
+    if result.passed:
+        msg = ""
+    elif msg.startswith("attention raised"):
         msg = "attention raised an exception (its text is withheld on hidden configs)"
+    elif msg.startswith("attention returned"):
+        msg = "attention returned something other than a torch.Tensor"
     elif msg.startswith("output has shape"):
         msg = "output has the wrong shape"
+    elif msg.startswith("output dtype"):
+        msg = "output has the wrong dtype"
+    elif msg.startswith("output is on"):
+        msg = "output is on the wrong device"
     elif "never written" in msg:
         msg = "output has elements that were never written"
     elif "NaN/Inf" in msg:
         msg = "output has NaN/Inf values"
     elif msg.startswith("max_err"):
         msg = "max_err at or above the tolerance (its value is withheld on hidden configs)"
+    else:
+        msg = "wrong on this hidden config (the details are withheld on hidden configs)"
     return CheckResult(config=None, name=result.name, max_err=None, passed=result.passed,
                        message=msg, mismatches=(), hidden=True, seconds=0.0)
 

@@ -234,10 +234,13 @@ class OpAudit:
 # Dispatched operations that compute (part of) attention: products, softmax, its
 # exponential and reductions, the SDPA kernels. Any of them is strict; other
 # non-allowed operations (an elementwise `q.mul_(2)`) are a warning.
-STRICT_OPS = re.compile(r"^aten\.(_?(mm|bmm|matmul|addmm|addbmm|baddbmm|mv|dot|vdot|linear|einsum|tensordot|"
-                        r"softmax|_softmax|_safe_softmax|log_softmax|_log_softmax|logsumexp|exp|exp_|exp2|"
-                        r"sum|amax|max|mean)(_out)?|_?scaled_dot_product\w*|_flash_attention\w*|"
-                        r"_efficient_attention\w*|_cudnn_attention\w*|convolution\w*)$")
+# Each in every spelling: in place (`baddbmm_`: a held-out attack of 2026-11-27 reached it
+# through the operator's symbol and got only a warning), `_out`, an overload (`.default`).
+STRICT_OPS = re.compile(r"^aten\.(_?(mm|bmm|matmul|addmm|addbmm|baddbmm|addmv|addr|outer|ger|inner|mv|dot|vdot|"
+                        r"linear|einsum|tensordot|_addmm_activation|_?native_multi_head_attention|"
+                        r"softmax|_softmax|_safe_softmax|log_softmax|_log_softmax|logsumexp|exp|exp2|"
+                        r"sum|amax|max|mean)_?(_out)?|_?scaled_dot_product\w*|_flash_attention\w*|"
+                        r"_efficient_attention\w*|_cudnn_attention\w*|_?convolution\w*)(\.\w+)?$")
 
 
 def audit_flags(audit: dict | None, every_op_strict: bool = False) -> list[Flag]:

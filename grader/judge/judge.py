@@ -422,8 +422,16 @@ class Judge:
             self.state["audit"] = reply.get("audit") if isinstance(reply.get("audit"), dict) else {}
             if isinstance(reply.get("launches"), dict):      # the GPU kernels it launched (grader/judge/launches.py)
                 self._launches[hidden].append(reply["launches"])
-            result, kind = judge_call(reply, data, q, k, v, expected, self.cfg.tolerance, name, hidden,
-                                      None if hidden else shape.as_dict(), gpu=self.device == "cuda")
+            try:
+                result, kind = judge_call(reply, data, q, k, v, expected, self.cfg.tolerance, name, hidden,
+                                          None if hidden else shape.as_dict(), gpu=self.device == "cuda")
+            except (TypeError, ValueError, KeyError, AttributeError, RuntimeError) as e:
+                # a reply the worker never writes (a forged frame): the kernel's fault, never the grader's
+                from ..core.result import CheckResult
+                result, kind = CheckResult(config=None if hidden else shape.as_dict(), name=name, max_err=None,
+                                           passed=False, hidden=hidden,
+                                           message=f"the kernel's process sent a malformed reply ({type(e).__name__})"), \
+                    "runtime_error"
             if not hidden and result.max_err is not None and kind in ("", "wrong_answer"):
                 self._precision_evidence(name, q, k, v, expected, result)
             if kind == "wrong_answer" and not hidden and data is not None:

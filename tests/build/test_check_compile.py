@@ -127,3 +127,14 @@ def test_an_error_about_a_stood_in_library_says_the_header_is_a_stand_in():
     hint = build._stand_in_hint(log)
     assert "cublas_v2.h" in hint and "stand-in" in hint
     assert build._stand_in_hint('attention.py(12): error: identifier "x" is undefined') == ""
+
+
+def test_check_compile_prints_no_terminal_escape_from_the_compilers_log(tmp_path):
+    """Held-out attack of 2026-11-27: an `#error` carrying an OSC 52 clipboard write and a clear-screen
+    came out of `check-compile` raw (the batch escaped it). Every line it prints is neutralised."""
+    sub = tmp_path / "attention.py"
+    sub.write_text('_CPP_SRC = r"""\n#include <torch/extension.h>\n#error "\x1b]52;c;cHduZWQ=\x07\x1b[2J pwned"\n"""\n')
+    proc = subprocess.run([sys.executable, "-m", "grader", "check-compile", str(sub), "--only", "cpp"], cwd=REPO,
+                          capture_output=True, text=True, timeout=600)
+    assert "pwned" in proc.stdout, proc.stdout[-500:]
+    assert "\x1b" not in proc.stdout and "\x07" not in proc.stdout and "\\x1b" in proc.stdout

@@ -226,3 +226,25 @@ def test_the_poison_message_is_matched_exactly_and_whole_batches_never_computed_
     said = head_state_message(twin_want.float().double(), twin_want, 1e-3, got=got, want=want)
     assert said.startswith("batches >= 1 never computed: the loop over b is missing or stops early"), said
     assert head_state_message(twin_want.float().double(), twin_want, 1e-3).startswith("a batch/head offset")
+
+
+def test_a_forged_reply_neither_crashes_the_judge_nor_leaks_a_hidden_config():
+    """Held-out attacks of 2026-11-27: a kernel wrote its own reply frame. With `shape: 7` the
+    judge raised TypeError (grader_error, batch exit 70); with the hidden shape in `type`, the
+    hidden config's message echoed it into grades.csv. Every field is type-checked, and a hidden
+    config's message is fixed text chosen by category (default-deny)."""
+    import torch
+    from grader.core.result import CheckResult
+    from grader.judge.check import judge_call, withhold
+    q = torch.zeros(1, 1, 4, 4)
+    forged = {"output": {"type": "Tensor", "shape": 7, "dtype": "torch.float32", "device": "cpu",
+                         "expected_device": "cpu"}, "modified": 3}
+    result, kind = judge_call(forged, b"", q, q, q, q.double(), 1e-3, "config 1")
+    assert kind == "runtime_error" and "malformed reply" in result.message
+    leak = {"output": {"type": "hidden S=173 B=1 H=2 D=64"}}
+    result, kind = judge_call(leak, b"", q, q, q, q.double(), 1e-3, "hidden 1", hidden=True)
+    shown = withhold(result).message
+    assert "173" not in shown and shown == "attention returned something other than a torch.Tensor"
+    for message in ("anything at all S=173", "output dtype is torch.S173", "output is on cuda:173, expected cuda:0"):
+        said = withhold(CheckResult(config=None, name="hidden 1", max_err=None, passed=False, message=message)).message
+        assert "173" not in said, said

@@ -269,3 +269,15 @@ def test_the_tensor_api_a_kernel_needs_is_allowed_and_the_rest_of_torch_is_looke
     assert classify("at::globalContext()")[0] == "torch_internals"
     assert classify("c10::cuda::getStreamFromPool(bool, signed char)")[0] == "extra_streams"
     assert classify("c10::Dispatcher::singleton()")[:2] == ("dispatcher", "strict")
+
+
+def test_every_spelling_of_a_computing_operator_is_strict():
+    """Held-out attack of 2026-11-27: `at::_ops::baddbmm_::call` (in place) did both products and got
+    only a warning (aten.baddbmm_ was not STRICT_OPS). In place, _out, overloads and the other
+    product spellings are strict; elementwise and allocation operators stay warnings."""
+    from grader.judge.integrity import STRICT_OPS
+    for op in ("baddbmm_", "addmm_", "addbmm_", "addmv", "addr", "outer", "_addmm_activation",
+               "_native_multi_head_attention", "_convolution", "bmm.default", "mm_out", "exp_", "softmax"):
+        assert STRICT_OPS.match(f"aten.{op}"), op
+    for op in ("mul_", "add_", "copy_", "empty", "zeros_like", "clone", "fill_", "contiguous"):
+        assert not STRICT_OPS.match(f"aten.{op}"), op
