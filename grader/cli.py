@@ -272,9 +272,9 @@ def cmd_batch(args) -> int:
                         timestamps=Path(args.timestamps) if args.timestamps else None,
                         render_pdf=not args.no_pdf, memory_gb=args.memory_limit)
     try:
-        _check_overrides(Path(args.out), opts)      # a typo stops the batch now, not after an hour
-        if not args.replace_hidden:
+        if not args.replace_hidden:                 # first: a forgotten --hidden also changes the override items
             _check_hidden_unchanged(Path(args.out), cfg)
+        _check_overrides(Path(args.out), opts)      # a typo stops the batch now, not after an hour
         summary = Batch(opts, log=lambda line: print(printable(line), flush=True)).run()
     except BatchError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -298,12 +298,12 @@ def _check_hidden_unchanged(out: Path, cfg) -> None:
     --hidden would regrade every student without them and replace the grades of record."""
     from .course.batch import BatchError
     from .course.batch.record import hidden_digest, read
-    before = read(out)
-    if before is None or before.setup.hidden_digest == hidden_digest(cfg):
+    before, digest = read(out), hidden_digest(cfg)
+    if before is None or before.setup.hidden_digest == digest:
         return
-    had = (f"{before.setup.n_hidden} hidden config(s) and a secret seed" if before.setup.hidden_digest
+    had = (f"{before.setup.n_hidden} hidden config(s) or a secret seed" if before.setup.hidden_digest
            else "no hidden configs")
-    now = "none" if hidden_digest(cfg) is None else "other ones" if before.setup.hidden_digest else "hidden configs"
+    now = "none" if digest is None else "other ones" if before.setup.hidden_digest else "hidden configs"
     raise BatchError(f"{out} was graded with {had}, and this run has {now}: pass the same --hidden FILE "
                      "(HIDDEN= with make batch) to re-run it, --out a new folder, or --replace-hidden to "
                      "regrade every student of it with these")

@@ -137,13 +137,8 @@ def build(root: Path, port: int = 9, gpu: bool = False, only: str = "", extra: t
                                      str(canary)])}
     expected: dict = {"victim": Expect("ok")}
     for path in sorted(ATTACKS.glob("*.py")):
-        if not keep(path.stem):
-            continue
-        text = path.read_text()
-        expected[path.stem] = parse_expect(text)
-        for key, value in fill.items():
-            text = text.replace(key, value)
-        (subs / path.name).write_text(text)
+        if keep(path.stem):
+            _write_attack(path, path.stem, subs, fill, expected)
     for name, want in ESCAPE_EXPECT.items():
         if not keep(f"escape_{name}"):
             continue
@@ -155,29 +150,25 @@ def build(root: Path, port: int = 9, gpu: bool = False, only: str = "", extra: t
     fill["@@CORRECT_CUDA@@"] = (GPU_ATTACKS / "_correct_cuda.inc").read_text()
     if gpu:
         for path in sorted(GPU_ATTACKS.glob("*.py")):
-            if not keep(f"gpu_{path.stem}"):
-                continue
-            text = path.read_text()
-            expected[f"gpu_{path.stem}"] = parse_expect(text)
-            for key, value in fill.items():
-                text = text.replace(key, value)
-            (subs / f"gpu_{path.name}").write_text(text)
+            if keep(f"gpu_{path.stem}"):
+                _write_attack(path, f"gpu_{path.stem}", subs, fill, expected)
     for folder in extra:
-        folder = Path(folder)
-        for sub, prefix in ((folder, "held_"), (folder / "gpu", "held_gpu_")):
-            if sub.name == "gpu" and not gpu:
-                continue
-            for path in sorted(sub.glob("*.py")):
-                if not keep(f"{prefix}{path.stem}"):
-                    continue
-                text = path.read_text()
-                expected[f"{prefix}{path.stem}"] = parse_expect(text)
-                for key, value in fill.items():
-                    text = text.replace(key, value)
-                (subs / f"{prefix}{path.name}").write_text(text)
+        for sub, prefix, needs_gpu in ((Path(folder), "held_", False), (Path(folder) / "gpu", "held_gpu_", True)):
+            for path in sorted(sub.glob("*.py")) if gpu or not needs_gpu else ():
+                if keep(f"{prefix}{path.stem}"):
+                    _write_attack(path, f"{prefix}{path.stem}", subs, fill, expected)
     expected.update(_hostile_entries(subs, victim))
     return Class(subs=subs, out=out, hidden=hidden, seed=seed, secret=secrets.token_hex(16), canary=canary,
                  old_out=old_out, expected=expected, port=port, gpu=gpu)
+
+
+def _write_attack(path: Path, name: str, subs: Path, fill: dict, expected: dict) -> None:
+    """One attack file into the class as `name`.py, its placeholders filled, its Expect: kept."""
+    text = path.read_text()
+    expected[name] = parse_expect(text)
+    for key, value in fill.items():
+        text = text.replace(key, value)
+    (subs / f"{name}.py").write_text(text)
 
 
 def _hostile_entries(subs: Path, victim: Path) -> dict:

@@ -302,11 +302,12 @@ def bwrap_command(bwrap: str, cmd: list[str], workdir: Path, limits: Limits, hid
     for path in binds:
         args += ["--ro-bind", str(path), str(path)]
     args += ["--bind", str(workdir), str(workdir), "--chdir", str(workdir)]
+    python = sandbox_python()
+    cmd = [python if c == sys.executable else c for c in cmd]
     if as_root():
         drop = _DROP.format(uid=uid, gid=uid if uid != SANDBOX_UID else SANDBOX_GID)
-        cmd = [sandbox_python() if c == sys.executable else c for c in cmd]
-        return args + ["--", sandbox_python(), "-I", "-S", "-c", drop, *cmd]
-    return args + ["--", *[sandbox_python() if c == sys.executable else c for c in cmd]]
+        return args + ["--", python, "-I", "-S", "-c", drop, *cmd]
+    return args + ["--", *cmd]
 
 
 def _under_hidden(path: Path, hide: list[Path], workdir: Path) -> bool:

@@ -115,13 +115,23 @@ def cuda_fault(exc: BaseException) -> str | None:
 
 def raised_on_gpu(message: str) -> str:
     """What a CUDA kernel's own error says, in the student's terms: a message of the student's
-    code (a TORCH_CHECK on cudaGetLastError) that quotes one of CUDA's error strings gets that
-    error's usual meaning (CUDA_HINTS); "" when it quotes none or already carries the hint."""
-    if "faulted on the GPU" in message:
-        return ""
+    code (a TORCH_CHECK on cudaGetLastError) that quotes one of CUDA's error strings, and says
+    it was CUDA's or a launch's, gets that error's usual meaning (CUDA_HINTS); "" when it quotes
+    none, names neither, or already carries the hint."""
     low = message.lower()
+    if "faulted on the GPU" in message or not re.search(r"cuda|launch", low):
+        return ""
     key, hint = next(((key, h) for key, h in CUDA_HINTS if key in low), ("", ""))
     return f"CUDA's \"{key}\" means {hint}" if hint else ""
+
+
+def raised_text(raised: dict, gpu: bool) -> tuple[str, str]:
+    """(failure kind, the kernel's exception text, explained on the GPU) from the child's
+    `raised` field: the child's word, so its kind is one of two and its text printable."""
+    kind = raised.get("kind") if raised.get("kind") in ("not_implemented", "runtime_error") else "runtime_error"
+    text = printable(str(raised.get("message", "")))[:500]
+    hint = raised_on_gpu(text) if gpu else ""
+    return kind, text + (f" ({hint})" if hint else "")
 
 
 def failure_kind(exc: BaseException) -> str:
@@ -264,24 +274,45 @@ def judge_call(reply: dict, data: bytes, q, k, v, expected: torch.Tensor, tolera
     def failed(message: str, kind: str = "wrong_answer", max_err=None) -> tuple[CheckResult, str]:
         return CheckResult(config=config, name=name, max_err=max_err, passed=False, hidden=hidden,
                            message=message), kind
+    try:
+        parsed = _parsed(reply, data, q, gpu, failed)
+    except (TypeError, ValueError, KeyError, AttributeError, ArithmeticError) as e:
+        # a reply the worker never writes (a forged frame): the kernel's fault, never the grader's
+        return failed(f"{MALFORMED} ({type(e).__name__})", "runtime_error")
+    if not isinstance(parsed, torch.Tensor):
+        return parsed                                   # a failure the reply itself shows
+    seconds = reply.get("seconds")
+    seconds = float(seconds) if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) \
+        and 0 <= seconds < 1e6 else 0.0
+    max_err, message, mismatches = compare(parsed, q, k, v, expected, tolerance)     # the judge's own work
+    return CheckResult(config=config, name=name, max_err=max_err, passed=message == "", message=message,
+                       mismatches=mismatches, hidden=hidden, seconds=round(seconds, 6)), \
+        ("" if message == "" else "wrong_answer")
+
+
+MALFORMED = "the kernel's process sent a malformed reply"
+
+
+def _parsed(reply, data, q, gpu, failed):
+    """The output tensor the reply describes, or the failure it shows (`failed`'s result);
+    raises on a reply of the wrong types (judge_call: a malformed reply)."""
     raised = reply.get("raised")
     if isinstance(raised, dict):
-        kind = raised.get("kind") if raised.get("kind") in ("not_implemented", "runtime_error") else "runtime_error"
-        text = str(raised.get("message", ""))[:500]
-        hint = raised_on_gpu(text) if gpu else ""
-        return failed(f"attention raised: {text}" + (f" ({hint})" if hint else ""), kind)
+        kind, text = raised_text(raised, gpu)
+        return failed(f"attention raised: {text}", kind)
     meta = reply.get("output") if isinstance(reply.get("output"), dict) else {}
     # every field is the child's word: checked for type before use (a forged frame with
     # `shape: 7` crashed the judge: grader_error, batch exit 70)
     shape_said = meta.get("shape", [])
     if not isinstance(shape_said, list) or not all(isinstance(x, int) for x in shape_said) or \
             not all(isinstance(meta.get(f, ""), str) for f in ("type", "dtype", "device", "expected_device")):
-        return failed("the kernel's process sent a malformed reply (its output's description is not what the "
-                      "grader's worker writes)", "runtime_error")
+        return failed(f"{MALFORMED} (its output's description is not what the grader's worker writes)",
+                      "runtime_error")
     if meta.get("type") != "Tensor":
         return failed(f"attention returned {printable(str(meta.get('type', 'nothing')))[:60]}, expected a torch.Tensor")
     if shape_said != list(q.shape):
-        return failed(f"output has shape {tuple(shape_said[:8])}, expected {tuple(q.shape)} (batch, heads, seq, head_dim)")
+        return failed(f"output has shape {str(tuple(shape_said[:8]))[:120]}, expected {tuple(q.shape)} "
+                      "(batch, heads, seq, head_dim)")
     if meta.get("dtype") != "torch.float32":
         return failed(f"output dtype is {printable(str(meta.get('dtype')))[:40]}, expected torch.float32")
     if meta.get("device") != meta.get("expected_device"):
@@ -296,12 +327,7 @@ def judge_call(reply: dict, data: bytes, q, k, v, expected: torch.Tensor, tolera
         return failed(f"the kernel modified its input {modified[0]}; inputs are read-only")
     if len(data) != q.numel() * 4:
         return failed("the output's data did not come back whole", "runtime_error")
-    out = torch.frombuffer(bytearray(data), dtype=torch.float32).reshape(q.shape)
-    max_err, message, mismatches = compare(out, q, k, v, expected, tolerance)
-    seconds = reply.get("seconds") if isinstance(reply.get("seconds"), (int, float)) else 0.0
-    return CheckResult(config=config, name=name, max_err=max_err, passed=message == "", message=message,
-                       mismatches=mismatches, hidden=hidden, seconds=round(float(seconds), 6)), \
-        ("" if message == "" else "wrong_answer")
+    return torch.frombuffer(bytearray(data), dtype=torch.float32).reshape(q.shape)
 
 
 POISONED = "output elements were never written (they still hold the grader's NaN poison)"
@@ -479,10 +505,10 @@ def withhold(result: CheckResult) -> CheckResult:
         msg = "output shares memory with an input; return a new tensor"
     elif msg.startswith("the kernel modified its input"):
         msg = "the kernel modified an input; inputs are read-only"
-    elif msg.startswith("the kernel's process sent a malformed reply"):
-        msg = "the kernel's process sent a malformed reply"
+    elif msg.startswith(MALFORMED):
+        msg = MALFORMED
     else:
-        msg = "wrong on this hidden config (the details are withheld on hidden configs)"
+        msg = "failed on this hidden config (the details are withheld on hidden configs)"
     return CheckResult(config=None, name=result.name, max_err=None, passed=result.passed,
                        message=msg, mismatches=(), hidden=True, seconds=0.0)
 

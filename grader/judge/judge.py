@@ -422,16 +422,8 @@ class Judge:
             self.state["audit"] = reply.get("audit") if isinstance(reply.get("audit"), dict) else {}
             if isinstance(reply.get("launches"), dict):      # the GPU kernels it launched (grader/judge/launches.py)
                 self._launches[hidden].append(reply["launches"])
-            try:
-                result, kind = judge_call(reply, data, q, k, v, expected, self.cfg.tolerance, name, hidden,
-                                          None if hidden else shape.as_dict(), gpu=self.device == "cuda")
-            except (TypeError, ValueError, KeyError, AttributeError, RuntimeError) as e:
-                # a reply the worker never writes (a forged frame): the kernel's fault, never the grader's
-                from ..core.result import CheckResult
-                result, kind = CheckResult(config=None if hidden else shape.as_dict(), name=name, max_err=None,
-                                           passed=False, hidden=hidden,
-                                           message=f"the kernel's process sent a malformed reply ({type(e).__name__})"), \
-                    "runtime_error"
+            result, kind = judge_call(reply, data, q, k, v, expected, self.cfg.tolerance, name, hidden,
+                                      None if hidden else shape.as_dict(), gpu=self.device == "cuda")
             if not hidden and result.max_err is not None and kind in ("", "wrong_answer"):
                 self._precision_evidence(name, q, k, v, expected, result)
             if kind == "wrong_answer" and not hidden and data is not None:
@@ -953,11 +945,9 @@ class Judge:
         raised = reply["raised"] if isinstance(reply["raised"], dict) else {}
         if self.device != "cpu":
             self._context_broken = True     # a CUDA fault leaves the context unusable: hidden configs restart
-        kind = raised.get("kind") if raised.get("kind") in ("not_implemented", "runtime_error") else "runtime_error"
-        from .check import raised_on_gpu
-        text = str(raised.get("message", ""))[:500]
-        hint = raised_on_gpu(text) if self.device == "cuda" else ""
-        self.finish(kind, f"attention raised during the benchmark ({shape}): {text}" + (f" ({hint})" if hint else ""))
+        from .check import raised_text
+        kind, text = raised_text(raised, self.device == "cuda")
+        self.finish(kind, f"attention raised during the benchmark ({shape}): {text}")
         return True
 
     def _stopping_rule(self, base_s: float, min_groups: int = 0):

@@ -183,9 +183,7 @@ def score_items(doc: dict, rubric: Rubric, hidden_count: int | None = None) -> l
 
 def item_keys(rubric: Rubric, n_public: int, n_hidden: int) -> set[str]:
     """The item names overrides.csv may use for this rubric."""
-    empty = {"verdict": "ok", "message": "", "config": {"tolerance": 0}}
-    return {i.key for i in score_items(empty, rubric, hidden_count=n_hidden)} | {
-        f"config{i + 1}" for i in range(n_public)}
+    return set(item_ranges(rubric, n_hidden)) | {f"config{i + 1}" for i in range(n_public)}
 
 
 def item_ranges(rubric: Rubric, n_hidden: int) -> dict[str, float]:
@@ -193,6 +191,13 @@ def item_ranges(rubric: Rubric, n_hidden: int) -> dict[str, float]:
     overrides.csv before anything is graded)."""
     empty = {"verdict": "ok", "message": "", "config": {"tolerance": 0}}
     return {i.key: i.max_score for i in score_items(empty, rubric, hidden_count=n_hidden) if i.key}
+
+
+def check_points(o: Override, max_score: float) -> None:
+    """OverrideError when an override gives an item points outside 0..max_score."""
+    if not 0 <= o.number <= max_score:
+        raise OverrideError(f"overrides.csv, line {o.line}: {o.item} takes 0 to {max_score:g} points "
+                            f"(got {o.value})")
 
 
 def scored(doc: dict, rubric: Rubric, hidden_count: int | None, chosen: dict[str, Override]) -> list[Item]:
@@ -211,9 +216,7 @@ def scored(doc: dict, rubric: Rubric, hidden_count: int | None, chosen: dict[str
         o = chosen.get(item.key)
         if o is None:
             continue
-        if not 0 <= o.number <= item.max_score:
-            raise OverrideError(f"overrides.csv, line {o.line}: {o.item} takes 0 to {item.max_score:g} points "
-                                f"(got {o.value})")
+        check_points(o, item.max_score)
         items[i] = replace(item, score=o.number, output=f"{o.number:g} of {item.max_score:g}, set by {who(o)} "
                                                         f"(automatic: {item.score:g}; {item.output})")
     if review:

@@ -293,4 +293,5 @@ def test_a_virtual_environment_reached_through_a_link_runs_in_the_sandbox(tmp_pa
     assert proc.returncode == 0, proc.stderr[-800:]
     first, report = proc.stdout.strip().splitlines()[0], proc.stdout.strip().splitlines()[-1]
     assert first.startswith(str(Path(sys.prefix).resolve())), first
-    assert json.loads(report)["uid"] != 0
+    report = json.loads(report)                 # self_test raises when the sandbox does not hold
+    assert report["uid"] != 0 and int(report["cap_eff"], 16) == 0 and report["network"] is False, report

@@ -237,10 +237,15 @@ def test_a_forged_reply_neither_crashes_the_judge_nor_leaks_a_hidden_config():
     from grader.core.result import CheckResult
     from grader.judge.check import judge_call, withhold
     q = torch.zeros(1, 1, 4, 4)
-    forged = {"output": {"type": "Tensor", "shape": 7, "dtype": "torch.float32", "device": "cpu",
-                         "expected_device": "cpu"}, "modified": 3}
-    result, kind = judge_call(forged, b"", q, q, q, q.double(), 1e-3, "config 1")
-    assert kind == "runtime_error" and "malformed reply" in result.message
+    good = {"type": "Tensor", "shape": [1, 1, 4, 4], "dtype": "torch.float32", "device": "cpu",
+            "expected_device": "cpu"}
+    data = bytes(q.numel() * 4)
+    for forged in ({"output": {**good, "shape": 7}}, {"output": {**good, "dtype": 5}},
+                   {"output": good, "modified": 3}, {"output": good, "aliases": [1]},
+                   {"output": good, "seconds": 10 ** 400}, {"output": good, "seconds": True}):
+        result, kind = judge_call(forged, data, q, q, q, q.double(), 1e-3, "config 1")   # never raises
+        assert kind in ("runtime_error", "") and (kind == "" or "malformed reply" in result.message), (forged, result)
+        assert result.seconds == 0.0
     leak = {"output": {"type": "hidden S=173 B=1 H=2 D=64"}}
     result, kind = judge_call(leak, b"", q, q, q, q.double(), 1e-3, "hidden 1", hidden=True)
     shown = withhold(result).message

@@ -120,16 +120,17 @@ def read_overrides(out: Path, setup: record.GradingSetup) -> list:
         check_items(rows, gb.item_keys(setup.rubric, len(setup.config.configs), setup.n_hidden), path)
         ranges = gb.item_ranges(setup.rubric, setup.n_hidden)
         for o in rows:            # points outside an item's range: said before anything is graded
-            try:
-                number = o.number
-            except ValueError:
-                continue                                          # read() names a value that is no number
-            if o.item in ranges and not 0 <= number <= ranges[o.item]:
-                raise OverrideError(f"{path}, line {o.line}: {o.item} takes 0 to {ranges[o.item]:g} points "
-                                    f"(got {o.value})")
-    except OverrideError as e:
-        raise BatchError(str(e)) from None
+            if o.item in ranges:
+                gb.check_points(o, ranges[o.item])
+    except (OverrideError, ValueError) as e:
+        raise BatchError(_named(out, e)) from None
     return rows
+
+
+def _named(out: Path, e: Exception) -> str:
+    """An overrides.csv error with the file named once, with its folder."""
+    said = str(e).removeprefix("overrides.csv, ")
+    return f"{out / 'overrides.csv'}, {said}" if said != str(e) else str(e)
 
 
 def _scored(out: Path, sid: str, doc: dict, setup: record.GradingSetup, chosen: dict):
@@ -139,9 +140,7 @@ def _scored(out: Path, sid: str, doc: dict, setup: record.GradingSetup, chosen: 
     try:
         items = gb.scored(doc, setup.rubric, setup.n_hidden, chosen)
     except OverrideError as e:
-        said = str(e).removeprefix("overrides.csv, ")                  # the file's name once, with its folder
-        raise BatchError(f"{out / 'overrides.csv'}, {said}" if said != str(e) else f"{out / 'overrides.csv'}: {e}") \
-            from None
+        raise BatchError(_named(out, e)) from None
     extension = chosen["extension"].number if "extension" in chosen else 0
     return items, gb.lateness(setup.stamps.get(sid), setup.deadline, extension)
 
