@@ -275,7 +275,11 @@ phases=${*:-setup system grade tests}
 # (2026-11-27, third session, H200, the one-chip machine counted at 50%): setup 3-4, fidelity 161-216,
 # gradetime 278 (three arms, GT_N=2), heldout 142 (12 kernels, four at once; 56 for two),
 # beforeafter 214, test_gpu 244 (25 tests), triton past 300 (the two Triton grades take ~190 s,
-# then the batch of the Triton class: give it LIMIT_triton=480). What is left:
+# then the batch of the Triton class: give it LIMIT_triton=480), throughput cut at 340 s with 4 of
+# 50 done (100-160 s a submission: a sandboxed request is ~5x slower; a batch of one fused.cu:
+# bench 38.2 s sandboxed vs 18.8 s not, check 2.6 vs 0.2 s; launch+sync in the sandbox only ~30%
+# slower, so not the seccomp filter: profile the judge and the child of a sandboxed batch of one
+# FIRST, e.g. py-spy dump of both during its bench). What is left:
 #   TESTS="tests/course/test_batch.py" tools/gpu_session.sh setup tests throughput
 #   ONLY='^(?!gpu_)[a-m]' tools/gpu_session.sh setup redteam; then '^(?!gpu_)[n-z]'
 #   LIMIT_triton=480 tools/gpu_session.sh setup triton
