@@ -189,9 +189,8 @@ def gpu_points(profiles: list, shape: tuple | None = None) -> list[Point]:
     for p in profiles:
         if p.tool_kernel or not p.flop_per_s or p.nvtx in tc:
             continue
-        name = re.sub(r"\(.*", "", p.kernel).split("::")[-1]
-        group = re.sub(r"_S\d+$", "", p.nvtx) if p.nvtx else name
-        label = kernel_label(p)
+        label = kernel_label(p)                    # the kernel's name alone where there is no range
+        group = re.sub(r"_S\d+$", "", p.nvtx) if p.nvtx else label
         for level, ai in (("DRAM", p.ai_dram), (l2, p.ai_l2_delivered if l2 == L2_IN else p.ai_l2)):
             if ai:
                 points.append(Point(label, group, level, ai, p.flop_per_s))
