@@ -5,7 +5,8 @@
 Runs a small probe (cuInit and cuDeviceGetCount through libcuda, the device nodes it sees)
 inside the batch's sandbox with that GPU's nodes bound, as a grade would (bubblewrap, a CUDA
 child's seccomp filter, a uid of its own as root), and whether a socket bound and listening
-there has a peer; then with one part of the sandbox changed at a time: without the filter,
+there has a peer, and the CPU time of two idle seconds after a context (a spinning driver
+thread); then with one part of the sandbox changed at a time: without the filter,
 with the shared uid 65534 instead of its own, with a CPU child's filter. Where the filter is
 what stops it, each refused system call is let through in turn to name the one the driver
 needs. One JSON line a variant; exit 0 when the full sandbox initialises CUDA. Run by
@@ -39,11 +40,19 @@ else:
     n = ctypes.c_int(-1)
     r["count_rc"] = lib.cuDeviceGetCount(ctypes.byref(n))
     r["count"] = n.value
+    # a context, then two idle seconds: the process's CPU time in them (a driver thread
+    # spinning, as beside the faked bind and listen of 2026-11-27: ~2 s)
+    import time
+    dev, ctx = ctypes.c_int(0), ctypes.c_void_p()
+    if lib.cuDeviceGet(ctypes.byref(dev), 0) == 0 and lib.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev) == 0:
+        lib.cuCtxSetCurrent(ctx)
+        t = os.times(); time.sleep(2); u = os.times()
+        r["idle_cpu_s"] = round(u.user + u.system - t.user - t.system, 2)
 # what a student's kernel gets from bind and listen: no peer to queue memory with
 import socket
 a, b = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM), socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 try:
-    a.bind("\0grader-peer"); a.listen(8); r["bind_listen"] = "answered"
+    a.bind("\0grader-peer"); a.listen(8); r["bind_listen"] = "made"
     b.connect("\0grader-peer"); r["peer"] = "connected"
 except OSError as e:
     r.setdefault("bind_listen", "refused"); r["peer"] = e.strerror

@@ -443,6 +443,11 @@ try:
     report["inet_socket"] = True
 except OSError:
     report["inet_socket"] = False
+try:        # a datagram socket receives without a bind (the kernel names it): a peer
+    socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    report["dgram_socket"] = True
+except OSError:
+    report["dgram_socket"] = False
 print(json.dumps(report))
 """
 
@@ -486,8 +491,9 @@ def self_test(bwrap: str, workdir: Path, limits: Limits, hide: tuple) -> dict:
         problems.append("/tmp is not bounded")
     if report.get("keyring"):
         problems.append("the child can store a key in the kernel's keyring (no seccomp filter)")
-    if report.get("socketpair") or report.get("bind") or report.get("inet_socket"):
-        problems.append("the child can make a socket pair, bind a socket or open a network one (no seccomp filter)")
+    if report.get("socketpair") or report.get("bind") or report.get("inet_socket") or report.get("dgram_socket"):
+        problems.append("the child can make a socket pair, bind a socket, or open a network or datagram one "
+                        "(no seccomp filter)")
     if report.get("unix_socket") is False and report.get("keyring") is False:
         problems.append("the seccomp filter refuses socket(AF_UNIX), which CUDA's initialisation needs")
     if problems:

@@ -15,17 +15,21 @@ contest sandboxes (isolate) do. Refused with EPERM:
 - namespaces (unshare, setns, clone with a CLONE_NEW* flag), mounts of every kind,
   pivot_root, chroot; kernel modules, kexec, reboot, swap, clocks, quotas, the kernel log,
   file handles (open_by_handle_at walks past every mount);
-- sockets that could ever have a peer: every family but AF_UNIX, socketpair, bind and
-  listen (the network namespace is empty, and a kernel has no one to talk to; 2.5 GiB queued
-  in Unix socket buffers was kernel memory no limit counted). socket(AF_UNIX) and connect
-  stay: CUDA's driver opens one at initialisation to look for an MPS server (connect to
-  /tmp/nvidia-mps/control, absent here: ENOENT), and refused, it found no GPU (every
-  sandboxed CUDA grade on the H200, 2026-11-27). The driver also binds a Unix socket and
-  listens on it, and fails its initialisation (cuInit: CUDA_ERROR_OPERATING_SYSTEM) when
-  either is refused (tools/sandbox_gpu_probe.py, the H200, 2026-11-27): in a CUDA child's
-  filter (`gpu=True`) bind and listen answer success and do nothing. With nothing ever
-  bound or listening in the sandbox, a socket connects to nothing (ECONNREFUSED, ENOENT)
-  and queues nothing;
+- sockets that could ever have a peer (the network namespace is empty, and a kernel has no
+  one to talk to; 2.5 GiB queued in Unix socket buffers was kernel memory no limit counted):
+  every family but AF_UNIX, every type but the connection-based SOCK_STREAM and
+  SOCK_SEQPACKET (a datagram socket needs no listen to receive: SO_PASSCRED and a failed
+  connect have the kernel name it, and another one sends to that name), and socketpair. A
+  CPU child's filter refuses bind and listen, so no socket ever listens; a CUDA child's
+  refuses connect instead (ENOENT, "nothing there"), so nothing ever connects to one that
+  listens. CUDA's driver needs both halves: at initialisation it connects to look for an MPS
+  server (/tmp/nvidia-mps/control, absent here: ENOENT, as it expects), and it binds a Unix
+  socket and listens on it, failing cuInit (CUDA_ERROR_OPERATING_SYSTEM) when either is
+  refused (tools/sandbox_gpu_probe.py, the H200, 2026-11-27). Bind and listen answered with
+  success but not made were worse: the driver's thread polling that socket woke at once
+  (a socket that never listened reads as hung up) and spun a whole core for the child's
+  life, and the judge's own checks, in OpenMP on every core, ran 2-12x slower beside it
+  (tools/thread_cpu.py, the H200, 2026-11-27: a sandboxed batch of one, bench 40 s vs 19 s);
 - System V shared memory, message queues and semaphores (shmget, msgget, semget: kernel
   memory too, outside the processes' resident size);
 - any call of another ABI than the machine's own (i386's `int $0x80`, x32).
@@ -44,10 +48,12 @@ import struct
 # struct seccomp_data: int nr; u32 arch; u64 instruction_pointer; u64 args[6] (little-endian)
 _NR, _ARCH, _ARG0 = 0, 4, 16
 AF_UNIX = 1
-_LD_W_ABS, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06
+_LD_W_ABS, _JEQ, _JGE, _JSET, _RET, _AND = 0x20, 0x15, 0x35, 0x45, 0x06, 0x54
+_ARG1 = _ARG0 + 8
+SOCK_STREAM, SOCK_SEQPACKET, SOCK_TYPE_MASK = 1, 5, 0xF
 RET_ALLOW = 0x7FFF0000
 RET_ERRNO = 0x00050000
-EPERM, ENOSYS = 1, 38
+EPERM, ENOENT, ENOSYS = 1, 2, 38
 # CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET
 CLONE_NEW_FLAGS = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000
 
@@ -91,14 +97,15 @@ def denied_names(machine: str | None = None) -> list[str]:
     return sorted(t["denied"]) if t else []
 
 
-# refused names that a CUDA child's filter answers with success, doing nothing (module doc)
-GPU_FAKED = ("bind", "listen")
+# refused names that a CUDA child's filter lets through; it refuses connect instead (module doc)
+GPU_ALLOWED = ("bind", "listen")
 
 
 def program(machine: str | None = None, allow: tuple = (), gpu: bool = False) -> bytes | None:
     """The filter as bytes of struct sock_filter, or None on a machine without a table;
     `allow`: names of the denied list let through (tools/sandbox_gpu_probe.py: which refusal
-    a driver trips over); `gpu`: a CUDA child's, where GPU_FAKED answer 0 and do nothing."""
+    a driver trips over); `gpu`: a CUDA child's, where GPU_ALLOWED are made and every connect
+    answers ENOENT."""
     t = table(machine)
     if t is None:
         return None
@@ -107,26 +114,33 @@ def program(machine: str | None = None, allow: tuple = (), gpu: bool = False) ->
                        [_LD_W_ABS, 0, 0, _NR]]
     if t["x32_bit"]:
         ins.append([_JGE, "deny", 0, t["x32_bit"]])
-    for name, label, nr in (("clone3", "enosys", t["clone3"]), ("clone", "clone", t["clone"]),
-                            ("socket", "socket", t["sockets"]["socket"])):
+    checked = [("clone3", "enosys", t["clone3"]), ("clone", "clone", t["clone"]),
+               ("socket", "socket", t["sockets"]["socket"])]
+    if gpu:
+        checked.append(("connect", "enoent", t["sockets"]["connect"]))
+    for name, label, nr in checked:
         if name not in allow:
             ins.append([_JEQ, label, 0, nr])
     for name, nr in sorted(t["denied"].items(), key=lambda item: item[1]):
-        if name not in allow:
-            ins.append([_JEQ, "fake" if gpu and name in GPU_FAKED else "deny", 0, nr])
+        if name not in allow and not (gpu and name in GPU_ALLOWED):
+            ins.append([_JEQ, "deny", 0, nr])
     labels = {}
     ins.append([_RET, 0, 0, RET_ALLOW])
     labels["clone"] = len(ins)
     ins += [[_LD_W_ABS, 0, 0, _ARG0], [_JSET, "deny", 0, CLONE_NEW_FLAGS], [_RET, 0, 0, RET_ALLOW]]
-    labels["socket"] = len(ins)          # socket(domain, ...): AF_UNIX alone, the whole 64-bit word
+    labels["socket"] = len(ins)          # socket(domain, type, ...): AF_UNIX alone, the whole 64-bit
     ins += [[_LD_W_ABS, 0, 0, _ARG0], [_JEQ, 0, "deny", AF_UNIX], [_LD_W_ABS, 0, 0, _ARG0 + 4],
-            [_JEQ, 0, "deny", 0], [_RET, 0, 0, RET_ALLOW]]
+            [_JEQ, 0, "deny", 0],        # word; a type (its low bits: the kernel reads an int) with a connection
+            [_LD_W_ABS, 0, 0, _ARG1], [_AND, 0, 0, SOCK_TYPE_MASK],
+            [_JEQ, "allow", 0, SOCK_STREAM], [_JEQ, "allow", "deny", SOCK_SEQPACKET]]
+    labels["allow"] = len(ins)
+    ins.append([_RET, 0, 0, RET_ALLOW])
     labels["deny"] = len(ins)
     ins.append([_RET, 0, 0, RET_ERRNO | EPERM])
     labels["enosys"] = len(ins)
     ins.append([_RET, 0, 0, RET_ERRNO | ENOSYS])
-    labels["fake"] = len(ins)            # errno 0: the call returns 0 and is never made
-    ins.append([_RET, 0, 0, RET_ERRNO | 0])
+    labels["enoent"] = len(ins)
+    ins.append([_RET, 0, 0, RET_ERRNO | ENOENT])
     out = bytearray()
     for i, (code, jt, jf, k) in enumerate(ins):
         jt = labels[jt] - i - 1 if isinstance(jt, str) else jt

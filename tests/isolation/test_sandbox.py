@@ -51,11 +51,11 @@ def test_a_process_not_yet_in_the_sandbox_counts_no_tmpfs():
 
 # ---- the seccomp filter (grader/isolation/seccomp.py) ----------------------------------------------
 
-def _run_filter(prog: bytes, nr: int, arch: int, arg0: int = 0) -> int:
+def _run_filter(prog: bytes, nr: int, arch: int, arg0: int = 0, arg1: int = 0) -> int:
     """The classic-BPF program run on one seccomp_data (the instructions it uses)."""
     import struct
     ins = [struct.unpack_from("<HBBI", prog, i) for i in range(0, len(prog), 8)]
-    data = struct.pack("<iIQ6Q", nr, arch, 0, arg0, 0, 0, 0, 0, 0)
+    data = struct.pack("<iIQ6Q", nr, arch, 0, arg0, arg1, 0, 0, 0, 0)
     acc, pc = 0, 0
     while True:
         code, jt, jf, k = ins[pc]
@@ -63,6 +63,8 @@ def _run_filter(prog: bytes, nr: int, arch: int, arg0: int = 0) -> int:
             acc = struct.unpack_from("<I", data, k)[0]
         elif code == 0x06:
             return k
+        elif code == 0x54:                                          # ALU AND K
+            acc &= k
         elif code in (0x15, 0x35, 0x45):
             hit = acc == k if code == 0x15 else acc >= k if code == 0x35 else bool(acc & k)
             pc += jt if hit else jf
@@ -104,57 +106,56 @@ def test_a_unix_socket_opens_for_cudas_init_but_holds_nothing(machine):
     t, prog = seccomp.table(machine), seccomp.program(machine)
     eperm, allow = seccomp.RET_ERRNO | seccomp.EPERM, seccomp.RET_ALLOW
     socket = t["sockets"]["socket"]
-    assert _run_filter(prog, socket, t["arch"], 1) == allow                       # AF_UNIX
+    for kind in (1, 5, 5 | 0x80000, 1 | 0x800, (7 << 32) | 1):  # STREAM, SEQPACKET (CUDA's), + CLOEXEC, NONBLOCK
+        assert _run_filter(prog, socket, t["arch"], 1, kind) == allow, kind       # AF_UNIX
+    for kind in (2, 2 | 0x800, 3, 10, 0):   # DGRAM (a peer without listen: autobind), RAW, PACKET, none
+        assert _run_filter(prog, socket, t["arch"], 1, kind) == eperm, kind
     for family in (2, 10, 16, 17):                                                # INET, INET6, NETLINK, PACKET
-        assert _run_filter(prog, socket, t["arch"], family) == eperm, family
-    assert _run_filter(prog, socket, t["arch"], 1 | (1 << 32)) == eperm           # the whole word, not its low half
+        assert _run_filter(prog, socket, t["arch"], family, 1) == eperm, family
+    assert _run_filter(prog, socket, t["arch"], 1 | (1 << 32), 1) == eperm        # the whole word, not its low half
     for name in ("socketpair", "bind", "listen"):
         assert _run_filter(prog, t["denied"][name], t["arch"], 1) == eperm, name
     assert _run_filter(prog, t["sockets"]["connect"], t["arch"]) == allow
 
 
 @pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
-def test_a_cuda_childs_filter_answers_bind_and_listen_without_doing_them(machine):
+def test_a_cuda_childs_filter_lets_bind_and_listen_through_and_refuses_connect(machine):
     """CUDA's driver binds a Unix socket and listens on it at initialisation, and cuInit fails
     (CUDA_ERROR_OPERATING_SYSTEM) when either is refused (tools/sandbox_gpu_probe.py on the
-    H200, 2026-11-27: every sandboxed CUDA grade was runtime_error). A CUDA child's filter
-    answers them with 0 without making the call; everything else it refuses as a CPU child's
-    does, and a CPU child's filter still refuses them."""
+    H200, 2026-11-27). Answered with success but not made, the driver's thread polling that
+    socket spun a core for the child's life (tools/thread_cpu.py, the H200, 2026-11-27). A
+    CUDA child's filter makes them and refuses every connect with ENOENT ("nothing there": what
+    CUDA's MPS lookup gets anyway), so a listening socket never has a peer; everything else it
+    refuses as a CPU child's does, and a CPU child's filter refuses bind and listen."""
     from grader.isolation import seccomp
     t = seccomp.table(machine)
     cuda, cpu = seccomp.program(machine, gpu=True), seccomp.program(machine)
-    eperm, faked = seccomp.RET_ERRNO | seccomp.EPERM, seccomp.RET_ERRNO | 0
+    eperm, allow = seccomp.RET_ERRNO | seccomp.EPERM, seccomp.RET_ALLOW
     for name in ("bind", "listen"):
-        assert _run_filter(cuda, t["denied"][name], t["arch"], 3) == faked, name
+        assert _run_filter(cuda, t["denied"][name], t["arch"], 3) == allow, name
         assert _run_filter(cpu, t["denied"][name], t["arch"], 3) == eperm, name
+    assert _run_filter(cuda, t["sockets"]["connect"], t["arch"], 3) == seccomp.RET_ERRNO | seccomp.ENOENT
+    assert _run_filter(cpu, t["sockets"]["connect"], t["arch"], 3) == allow
     for name in set(t["denied"]) - {"bind", "listen"}:
         assert _run_filter(cuda, t["denied"][name], t["arch"]) == eperm, name
-    assert _run_filter(cuda, t["sockets"]["socket"], t["arch"], 2) == eperm          # AF_INET
+    assert _run_filter(cuda, t["sockets"]["socket"], t["arch"], 2, 1) == eperm       # AF_INET
+    assert _run_filter(cuda, t["sockets"]["socket"], t["arch"], 1, 2) == eperm       # AF_UNIX datagrams
 
 
-def test_in_a_cuda_childs_sandbox_a_listening_socket_has_no_peer(tmp_path):
-    """The faked bind and listen leave nothing to connect to: the socket_memory attack's peer
-    (a second socket connecting to the one bound and listening) is refused, in the real
-    sandbox with a CUDA child's filter."""
-    import json
+def _in_sandbox(tmp_path, script: str, gpu: bool) -> dict:
+    """The JSON line `script` prints, run in the real sandbox with a CUDA (gpu) or CPU child's
+    filter (skips without bubblewrap or a system-call table)."""
     import subprocess
     import sys
-    from pathlib import Path
     from grader.isolation import sandbox
     from grader.isolation.seccomp import program_fd, table
     bwrap = sandbox.bwrap_path()
     if bwrap is None or table() is None:
         pytest.skip("needs bubblewrap and a system-call table for this machine")
-    script = ("import json, socket\n"
-              "a, b = socket.socket(socket.AF_UNIX), socket.socket(socket.AF_UNIX)\n"
-              "r = {'bind': a.bind('\\0grader-peer'), 'listen': a.listen(8)}\n"
-              "try:\n    b.connect('\\0grader-peer'); r['peer'] = True\n"
-              "except OSError as e:\n    r['peer'] = e.errno\n"
-              "print(json.dumps(r))\n")
-    work = tmp_path / "w"
+    work = tmp_path / ("gpu" if gpu else "cpu")
     uid = sandbox.sandbox_uid()
     sandbox.prepare_workdir(work, uid)
-    fd = program_fd(gpu=True)
+    fd = program_fd(gpu=gpu)
     try:
         cmd = sandbox.bwrap_command(bwrap, [sys.executable, "-I", "-S", "-c", script], work, sandbox.Limits(),
                                     seccomp_fd=fd, uid=uid)
@@ -162,8 +163,37 @@ def test_in_a_cuda_childs_sandbox_a_listening_socket_has_no_peer(tmp_path):
                               env=sandbox.child_env({}, work, Path("/tmp")))
     finally:
         os.close(fd)
-    report = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert report == {"bind": None, "listen": None, "peer": 111}, report    # ECONNREFUSED
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_in_a_cuda_childs_sandbox_a_listening_socket_waits_and_has_no_peer(tmp_path):
+    """Bind and listen are made, so a thread polling the socket waits (no spinning core: the
+    faked listen answered every poll at once), and a second socket's connect is refused: the
+    socket_memory attack's peer never exists."""
+    script = ("import json, select, socket\n"
+              "a, b = socket.socket(socket.AF_UNIX), socket.socket(socket.AF_UNIX)\n"
+              "r = {'bind': a.bind('\\0grader-peer'), 'listen': a.listen(8)}\n"
+              "p = select.poll(); p.register(a, select.POLLIN)\n"
+              "r['poll'] = p.poll(200)\n"
+              "try:\n    b.connect('\\0grader-peer'); r['peer'] = True\n"
+              "except OSError as e:\n    r['peer'] = e.errno\n"
+              "print(json.dumps(r))\n")
+    assert _in_sandbox(tmp_path, script, gpu=True) == {"bind": None, "listen": None, "poll": [], "peer": 2}
+
+
+@pytest.mark.parametrize("gpu", [False, True])
+def test_no_datagram_socket_opens_in_the_sandbox(tmp_path, gpu):
+    """A datagram socket needs no bind to receive: SO_PASSCRED and a failed connect have the
+    kernel name it, and a second one sends to that name (11 datagrams queued before the first
+    EAGAIN, in both filters, 2026-11-27): a peer, and the socket memory it queues counted
+    nowhere. Only connection-based Unix sockets open."""
+    script = ("import json, socket\n"
+              "r = {}\n"
+              "for name in ('SOCK_STREAM', 'SOCK_SEQPACKET', 'SOCK_DGRAM'):\n"
+              "    try:\n        socket.socket(socket.AF_UNIX, getattr(socket, name)).close(); r[name] = 0\n"
+              "    except OSError as e:\n        r[name] = e.errno\n"
+              "print(json.dumps(r))\n")
+    assert _in_sandbox(tmp_path, script, gpu) == {"SOCK_STREAM": 0, "SOCK_SEQPACKET": 0, "SOCK_DGRAM": 1}
 
 
 def _self_test(tmp_path) -> dict:

@@ -1,12 +1,12 @@
-"""Attack: the socket_memory attack in a CUDA child, whose seccomp filter answers bind and listen
-with success and does nothing (CUDA's initialisation binds a Unix socket and listens, and fails
-when they are refused: tools/sandbox_gpu_probe.py), trying for a peer to queue gigabytes of
-kernel memory with: a socket pair, a TCP socket, System V memory, or a second socket
-connecting to the one it bound and listens on.
+"""Attack: the socket_memory attack in a CUDA child, whose seccomp filter lets bind and listen
+through (CUDA's initialisation binds a Unix socket and listens, and fails when they are
+refused: tools/sandbox_gpu_probe.py), trying for a peer to queue gigabytes of kernel memory
+with: a socket pair, a TCP socket, System V memory, a second socket connecting to the one it
+bound and listens on, or a datagram to a socket the kernel named.
 Defence: the CUDA child's filter (grader/isolation/seccomp.py, gpu=True) refuses socketpair,
-every family but AF_UNIX and System V memory, and answers bind and listen without making
-them: nothing is ever bound or listening, so the connect is refused (ECONNREFUSED). Any of
-them that opens is the escape. Seen on the H200 (2026-11-27): ok, no peer.
+every family but AF_UNIX, every type but the connection-based ones and System V memory, and
+answers every connect with ENOENT: a listening socket never gets a peer. Any of them that
+opens is the escape. Seen on the H200 (2026-11-27, with bind and listen then faked): ok, no peer.
 Expect: status=ok
 """
 
