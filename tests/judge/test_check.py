@@ -87,6 +87,12 @@ def test_row_error_checks_random_rows_of_every_head():
     unwritten[0, 0, :25] = float("nan")                    # half a head never written
     hits = sum(not row_error(unwritten.numpy().tobytes(), q, k, v, random.Random(s), 4) < 1e-3 for s in range(50))
     assert hits >= 45                                      # 1 - 2^-4 of draws see it
+    one = right.clone()
+    one[1, 0, 7, 3] += 0.02                                # one value of one head: its own row, nobody else's
+    assert row_error(one.numpy().tobytes(), q, k, v, random.Random(1), 50) == pytest.approx(0.02, rel=1e-3)
+    other = right.clone()
+    other[0, 1] = truth(q[:, :1].expand_as(q), k, v)[0, 1].float()   # head (0, 1) answered with head (0, 0)'s queries
+    assert row_error(other.numpy().tobytes(), q, k, v, random.Random(1), 4) > 1e-3
     assert row_error(right.numpy().tobytes()[:-4], q, k, v, random.Random(1), 4) is None
     assert row_error(None, q, k, v, random.Random(1), 4) is None
 
