@@ -9,7 +9,8 @@ there has a peer, and the CPU time of two idle seconds after a context (a spinni
 thread); then with one part of the sandbox changed at a time: without the filter,
 with the shared uid 65534 instead of its own, with a CPU child's filter. Where the filter is
 what stops it, each refused system call is let through in turn to name the one the driver
-needs. One JSON line a variant; exit 0 when the full sandbox initialises CUDA. Run by
+needs. One JSON line a variant; exit 0 when the full sandbox initialises CUDA and its idle
+context burns no CPU. Run by
 tools/gpu_session.sh's setup phase (as root on the GPU machine).
 """
 from __future__ import annotations
@@ -92,6 +93,10 @@ def main() -> int:
     full = probe(gpu)
     print("full sandbox:", json.dumps(full))
     if works(full):
+        if full.get("idle_cpu_s", 0) > 0.5:      # a thread spinning beside every sandboxed grade
+            print(f"the sandboxed context burned {full['idle_cpu_s']} s of CPU in 2 idle seconds "
+                  f"(outside it: see above): a driver thread spins; tools/thread_cpu.py beside a grade names it")
+            return 1
         return 0
     plain = probe(gpu, seccomp=False)
     print("without the seccomp filter:", json.dumps(plain))
