@@ -20,6 +20,10 @@ what that process cannot forge (grader/judge/judge.py, `_bench_size_cpu`):
   grade is a runtime_error), and what they leave unaccounted must be what the harness's
   own work costs (the judge does that work itself to know): time moved out of the
   kernel's reported calls is charged back to them, and flagged;
+- SDPA and the references answer another question than the kernel: they get the round's
+  inputs as (k, q, v), the same bytes in the same caches (no copy, no change of speed), so
+  an output they leave alive or freed in the process (the harness's own local, a block of
+  the allocator) is never the kernel's answer to copy;
 - SDPA is timed in the judge's own, clean process too, and the slowdown is taken against at
   most 1.25x that: a baseline slowed in the kernel's process (an allocator, OpenMP's
   settings, threads left running: however it was done) flatters no one;
@@ -154,9 +158,10 @@ class Rounds:
                 fn(q.clone(), k.clone(), v.clone()) if name == "student" else fn(q, k, v)
 
     def round(self, r: int, q, k, v, keep=None) -> dict:
-        """{name: ms} of one call of each kernel on q, k, v. `keep(out)` gets the student's
-        output the moment its call returns, before any other kernel runs (work it left
-        running cannot finish the tensor behind the judge's back)."""
+        """{name: ms} of one call of each kernel: the student on copies of q, k, v, the others
+        on (k, q, v), another question (module doc). `keep(out)` gets the student's output the
+        moment its call returns, before any other kernel runs (work it left running cannot
+        finish the tensor behind the judge's back)."""
         names = self.names
         samples = {}
         for i in range(len(names)):
@@ -164,7 +169,7 @@ class Rounds:
             fn = self.kernels[name]
             if name == "sdpa":
                 self.guard.restore()
-            args = (q.clone(), k.clone(), v.clone()) if name == "student" else (q, k, v)
+            args = (q.clone(), k.clone(), v.clone()) if name == "student" else (k, q, v)
             t0 = time.perf_counter()
             out = fn(*args)
             samples[name] = (time.perf_counter() - t0) * 1e3
