@@ -406,7 +406,8 @@ def test_the_appendix_numbers_source_lines_as_the_py(tmp_path):
 
 
 def test_template_questions_are_not_answers():
-    template = (REPO / "student_template" / "report.md").read_text()
+    from conftest import TEMPLATE_DIR
+    template = (TEMPLATE_DIR / "report.md").read_text()
     assert split_answers(template)[1] == {}
     answered = template.replace("on the roofline, and by how much did the time change?",
                                 "on the roofline, and by how much did the time change?\n\nIt moved right.")
