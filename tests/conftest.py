@@ -16,6 +16,9 @@ from grader.run import grade
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
 SUBMISSIONS = TESTS / "submissions"
+# the template as shipped (grader/pristine/, kept equal to the committed student_template/ by
+# tests/test_run.py): a student who edits student_template/, as the handout says, changes no test
+TEMPLATE_DIR = REPO / "grader" / "pristine"
 FAST_CONFIG = TESTS / "fast_config.toml"
 
 if os.environ.get("PYTEST_STACKS"):

@@ -17,7 +17,10 @@ def _grade(*args):
 
 def test_template_exits_not_implemented_and_writes_json(tmp_path):
     out = tmp_path / "r.json"
-    proc = _grade("--json", str(out))     # default submission: the template
+    from conftest import TEMPLATE_DIR
+    from grader.cli import build_parser
+    assert str(build_parser().parse_args(["grade"]).submission).endswith("student_template")   # the default
+    proc = _grade(str(TEMPLATE_DIR), "--json", str(out))     # as shipped: a student's edits change no test
     assert proc.returncode == VERDICTS["not_implemented"], proc.stdout + proc.stderr
     assert "verdict: not_implemented" in proc.stdout
     doc = json.loads(out.read_text())

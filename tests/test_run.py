@@ -5,11 +5,11 @@ so a grader that gives the right verdict for the wrong reason fails too.
 """
 import pytest
 
-from conftest import REPO, SUBMISSIONS
+from conftest import REPO, SUBMISSIONS, TEMPLATE_DIR
 
 CASES = [
     # (fixture, verdict, phrase in message)
-    ("student_template/attention.py", "not_implemented", "not implemented yet"),
+    ("pristine/attention.py", "not_implemented", "not implemented yet"),        # the template as shipped
     ("correct/scalar_loop.py", "ok", "correct on every config"),
     ("wrong/wrong_scaling.py", "wrong_answer", "max_err"),
     ("wrong/partial_tile_ignored.py", "wrong_answer", "config 2"),
@@ -37,7 +37,7 @@ CASES = [
 
 
 def _path(name):
-    return REPO / name if name.startswith("student_template") else SUBMISSIONS / name
+    return TEMPLATE_DIR / name.split("/", 1)[1] if name.startswith("pristine/") else SUBMISSIONS / name
 
 
 @pytest.mark.parametrize("name,verdict,phrase", CASES, ids=[c[0] for c in CASES])
@@ -137,8 +137,7 @@ def test_a_child_started_ahead_waits_for_its_gate(cfg, tmp_path):
 
 def _template_with_cpu_kernel(tmp_path):
     """The handout's flow: the student writes _CPP_SRC in the template and keeps the CUDA stub."""
-    from conftest import REPO
-    text = (REPO / "student_template" / "attention.py").read_text()
+    text = (TEMPLATE_DIR / "attention.py").read_text()
     stub = 'TORCH_CHECK(false, "attention: not implemented yet (write your kernel in _CPP_SRC)");\n    return torch::empty_like(q);'
     assert stub in text
     path = tmp_path / "attention.py"
@@ -154,8 +153,7 @@ def test_auto_picks_the_implemented_source_not_the_templates_stub(tmp_path, monk
     monkeypatch.setattr(run, "gpu_present", lambda: True)       # a GPU machine, as seen by `auto`
     backend, why = run.choose_backend(parse(_template_with_cpu_kernel(tmp_path)), "auto")
     assert backend == "cpu" and "_CUDA_SRC is still the template's stub" in why and "--backend cuda" in why
-    from conftest import REPO
-    both_stubs = parse(REPO / "student_template" / "attention.py")
+    both_stubs = parse(TEMPLATE_DIR / "attention.py")
     assert run.choose_backend(both_stubs, "auto")[0] == "cuda"          # nothing written: as before
     assert run.choose_backend(parse(_template_with_cpu_kernel(tmp_path)), "cuda")[0] == "cuda"   # asked for
 

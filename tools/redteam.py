@@ -3,7 +3,7 @@
     python tools/redteam.py [DEST] [--gpu]   # make redteam: build the class, grade it, print the table
 
 Each attack is a submission in tests/redteam/ (its docstring says the attack, the defence
-and the row it must get: `Expect: status=...; without=...; flags=...; message=...`), plus
+and the row it must get: `Expect: status=...; without=...; flags=...; message=...; slowdown_min=...`), plus
 the sandbox escapes of tests/submissions/escape/ and hostile entries of the class folder
 itself (links, a FIFO, non-UTF-8 and formula-like names, a folder holding a link, a file
 too large). The class is graded like any class (sandbox, hidden config, secret seed), with
@@ -57,6 +57,7 @@ class Expect:
     flags: list = field(default_factory=list)
     message: str = ""
     without_message: str = ""
+    slowdown_min: float | None = None
     note: str = ""
 
 
@@ -68,7 +69,8 @@ def parse_expect(text: str) -> Expect:
     fields = dict(part.strip().split("=", 1) for part in m[1].split(";") if part.strip())
     return Expect(status=fields["status"], without=fields.get("without"),
                   flags=[f for f in fields.get("flags", "").split(",") if f],
-                  message=fields.get("message", ""), without_message=fields.get("without_message", ""))
+                  message=fields.get("message", ""), without_message=fields.get("without_message", ""),
+                  slowdown_min=float(fields["slowdown_min"]) if "slowdown_min" in fields else None)
 
 
 # escapes of tests/submissions/escape: what they must get here
@@ -136,9 +138,15 @@ def build(root: Path, port: int = 9, gpu: bool = False, only: str = "", extra: t
             "@@TARGETS@@": "|".join([str(out / "pwned.txt"), str(subs / "pwned.txt"), str(REPO / "pwned.txt"),
                                      str(canary)])}
     expected: dict = {"victim": Expect("ok")}
+    import importlib.util
+    triton = importlib.util.find_spec("triton") is not None
     for path in sorted(ATTACKS.glob("*.py")):
-        if keep(path.stem):
-            _write_attack(path, path.stem, subs, fill, expected)
+        if not keep(path.stem):
+            continue
+        if not triton and "_TRITON_SRC" in path.read_text():
+            print(f"left out {path.stem}: Triton is not installed in this Python (pip install -e '.[triton]')")
+            continue
+        _write_attack(path, path.stem, subs, fill, expected)
     for name, want in ESCAPE_EXPECT.items():
         if not keep(f"escape_{name}"):
             continue
@@ -293,6 +301,11 @@ def check(cls: Class, proc: subprocess.CompletedProcess, before: dict) -> list[t
                             f"lacks {want.without_message!r}")
         if "ESCAPE" in row["message"] or "ESCAPE" in str((doc or {}).get("message_without_flags")):
             problems.append("the kernel says it escaped")
+        if want.slowdown_min is not None:      # the attack's real cost must show in every size's slowdown
+            low = [(b.get("S"), b.get("slowdown")) for b in (doc or {}).get("bench") or []
+                   if not (isinstance(b.get("slowdown"), (int, float)) and b["slowdown"] >= want.slowdown_min)]
+            if low or not (doc or {}).get("bench"):
+                problems.append(f"slowdown below {want.slowdown_min:g} (its real cost hidden): {low or 'no benchmark'}")
         results.append((rid, not problems, "; ".join(problems) or f"{row['status']}: {row['message'][:90]}"))
     after = snapshot(_guarded() + [cls.canary, cls.subs, cls.old_out])
     changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))

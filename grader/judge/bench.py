@@ -12,8 +12,10 @@ what that process cannot forge (grader/judge/judge.py, `_bench_size_cpu`):
 - the judge paces the rounds: each round's inputs are made by the judge with its secret
   generator and sent just before the round (`Rounds.round`), so no call's inputs exist
   before it, and no answer can be prepared or cached ahead;
-- every timed output of the kernel is sent back the moment its call returns (before the
-  next kernel runs: work left running cannot finish it later) and the judge checks
+- every timed output of the kernel is taken the moment its call returns, inside the call's
+  time (before the next kernel runs: work left running cannot finish it later, and an
+  output that computes itself when first read is timed as the call's; every kernel's output
+  is taken the same way), sent back, and the judge checks
   `ROWS_PER_HEAD` random rows of every head against float64, rows it picks after the
   output arrived: a kernel wrong on any timed call is wrong_answer;
 - each round's reported times must fit in the round's time on the judge's clock (else the
@@ -159,9 +161,12 @@ class Rounds:
 
     def round(self, r: int, q, k, v, keep=None) -> dict:
         """{name: ms} of one call of each kernel: the student on copies of q, k, v, the others
-        on (k, q, v), another question (module doc). `keep(out)` gets the student's output the
-        moment its call returns, before any other kernel runs (work it left running cannot
-        finish the tensor behind the judge's back)."""
+        on (k, q, v), another question (module doc). `keep(name, out)` takes each kernel's
+        output (its bytes) the moment its call returns, before any other kernel runs (work
+        left running cannot finish the tensor behind the judge's back), and inside the call's
+        time: an output that computes itself when first read (memory mapped with no access, a
+        fault handler doing the work) is timed as the call's, and every kernel pays the same
+        copy."""
         names = self.names
         samples = {}
         for i in range(len(names)):
@@ -172,9 +177,9 @@ class Rounds:
             args = (q.clone(), k.clone(), v.clone()) if name == "student" else (k, q, v)
             t0 = time.perf_counter()
             out = fn(*args)
+            if keep is not None:
+                keep(name, out)
             samples[name] = (time.perf_counter() - t0) * 1e3
-            if name == "student" and keep is not None:
-                keep(out)
         return samples
 
 

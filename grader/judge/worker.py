@@ -232,16 +232,19 @@ class Worker:
 
     def op_bench_round(self, h: dict, payload: bytes) -> tuple[dict, bytes | None]:
         """One round on the judge's inputs; the student's output goes back whole (its bytes
-        taken the moment its call returned)."""
+        taken the moment its call returned, inside the call's time)."""
         shape, rounds = self._rounds
         q, k, v = _tensors(payload, shape, 3, "cpu")
-        kept: list = []
+        taken: dict = {}
+
+        def keep(name: str, out) -> None:          # every kernel's bytes, inside its call's time
+            taken[name] = _output_bytes(out, shape)
         try:
-            samples = rounds.round(int(h["round"]), q, k, v, keep=lambda out: kept.append(_output_bytes(out, shape)))
+            samples = rounds.round(int(h["round"]), q, k, v, keep=keep)
         except StudentError as exc:
             self._unaudited_end()
             return _raised(exc, self.audit), None
-        data = kept[0] if kept and kept[0] else None
+        data = taken.get("student") or None
         return {"samples": samples, "returned": data is not None}, data
 
     def op_bench_end(self, _h: dict, _) -> tuple[dict, None]:

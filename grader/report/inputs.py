@@ -59,7 +59,13 @@ def refreshed(doc: dict, profile_dir: Path | None) -> dict:
     if path.is_dir():
         report_md = report.read_text(encoding="utf-8", errors="replace") if report.is_file() else None
     profiles, notes = read_folder(profile_dir) if profile_dir else ((), ())
-    return {**doc, "report_md": report_md, "profiles": list(profiles), "profile_notes": list(notes)}
+    # whose kernels the profiles are of, decided again for the profiles re-read (grader/run.py
+    # decides it at the grade): the grade's verdict on other exports would contradict the score
+    from ..evidence.exports import provenance
+    flags = [f for f in doc.get("flags") or [] if f.get("code") != "profile_provenance"]
+    flags += [{"code": "profile_provenance", "tier": "review", "detail": p}
+              for p in provenance(doc.get("sources") or {}, [dict(r) for r in profiles])[1]]
+    return {**doc, "report_md": report_md, "profiles": list(profiles), "profile_notes": list(notes), "flags": flags}
 
 
 def check_images(paths: list[Path]) -> None:

@@ -7,7 +7,7 @@ from conftest import REPO
 
 FUSED = (REPO / "reference" / "fused.cpp").read_text()
 NAIVE = (REPO / "reference" / "naive.cpp").read_text()
-TEMPLATE = REPO / "student_template" / "attention.py"
+TEMPLATE = REPO / "grader" / "pristine" / "attention.py"      # as shipped (tests/conftest.py TEMPLATE_DIR)
 
 
 def _disguise(src: str) -> str:

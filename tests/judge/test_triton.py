@@ -9,7 +9,7 @@ from dataclasses import asdict
 
 import pytest
 
-from conftest import REPO, SUBMISSIONS
+from conftest import REPO, SUBMISSIONS, TEMPLATE_DIR
 from grader.analysis.diagnose import across_configs
 from grader.isolation.options import GraderError
 from grader.build.parse import parse, parse_python
@@ -160,7 +160,7 @@ def test_a_bare_triton_file_is_a_triton_source():
 def test_backend_choice(monkeypatch):
     import grader.run as run
     monkeypatch.setattr(run, "gpu_present", lambda: False)
-    template = parse(REPO / "student_template" / "attention.py")
+    template = parse(TEMPLATE_DIR / "attention.py")
     assert choose_backend(template, "auto")[0] == "cpu"              # the untouched template: as before
     backend, why = choose_backend(template, "triton")
     assert backend == "triton" and "interpreter" in why
@@ -171,7 +171,7 @@ def test_backend_choice(monkeypatch):
     with pytest.raises(GraderError, match="no _TRITON_SRC"):
         choose_backend(parse(SUBMISSIONS / "correct" / "scalar_loop.py"), "triton")
     # a template whose Triton source is written and whose C++ stays the stub: Triton
-    written = (REPO / "student_template" / "attention.py").read_text().replace(
+    written = (TEMPLATE_DIR / "attention.py").read_text().replace(
         (REPO / "grader" / "pristine" / "attention.py").read_text().split('_TRITON_SRC = r"""')[1].split('"""')[0],
         (REPO / "reference" / "fused.triton.py").read_text())
     sub = parse_python(written, REPO / "attention.py", "s")
@@ -198,7 +198,7 @@ def grade_triton(cfg):
 
 @needs_triton
 def test_the_template_is_not_implemented(grade_triton):
-    result = grade_triton(REPO / "student_template")
+    result = grade_triton(TEMPLATE_DIR)
     assert result.verdict == "not_implemented", result.message
     assert "write your kernel in _TRITON_SRC" in result.message
 
@@ -304,8 +304,8 @@ def test_the_triton_references_are_compiled_and_timed_on_the_gpu(cfg, name, monk
 def test_make_profile_picks_the_triton_source_and_says_it_needs_a_gpu(tmp_path, monkeypatch):
     import grader.evidence.profile as prof
     from grader.core.config import load
-    assert not prof.triton_profile(parse(REPO / "student_template"), "auto")          # the template: as before
-    assert prof.triton_profile(parse(REPO / "student_template"), "triton")
+    assert not prof.triton_profile(parse(TEMPLATE_DIR), "auto")          # the template: as before
+    assert prof.triton_profile(parse(TEMPLATE_DIR), "triton")
     assert prof.triton_profile(parse(REPO / "reference" / "fused.triton.py"), "auto")
     assert not prof.triton_profile(parse(REPO / "reference" / "fused.triton.py"), "cpu")
     monkeypatch.setattr(prof, "_find_ncu", lambda: None)

@@ -352,6 +352,30 @@ def test_make_report_rereads_report_md_and_profiles_without_regrading(tmp_path):
     assert proc.returncode == 0 and "Firstdraft." in _squash(_text(pdf))
 
 
+def test_make_report_holds_the_rereads_profiles_to_the_submission_again(tmp_path):
+    """make report re-reads profiles/ and scores them; the grade's flag that no profile was of
+    this submission stayed, so one PDF said "profiler evidence 5/5" and "they earn nothing" (a
+    fresh walkthrough, 2026-11-27: make grade, then make profile, then make report). The flag
+    is decided again from the profiles re-read: gone when they are the submission's, kept (the
+    new one) when they are another source's."""
+    from conftest import cpu_profile_row, write_cpu_profile
+    from grader.build.parse import parse
+    from grader.report.inputs import refreshed
+    folder, results, _ = _folder_doc(tmp_path)
+    doc = json.loads(results.read_text())
+    stale = {"code": "profile_provenance", "tier": "review", "detail": "no profile in profiles/ is of this "
+             "submission's kernels (before: ...), so they earn nothing"}
+    other = {"code": "forged_timings", "tier": "review", "detail": "S=128: ..."}
+    doc["flags"] = [stale, other]
+    digest = parse(folder).sources["cpp"].digest
+    write_cpu_profile(folder / "profiles" / "after_cpu.csv", [cpu_profile_row(label="after", source=digest)])
+    assert refreshed(doc, folder / "profiles")["flags"] == [other]
+    write_cpu_profile(folder / "profiles" / "after_cpu.csv", [cpu_profile_row(label="after", source="0" * 16)])
+    flags = refreshed(doc, folder / "profiles")["flags"]
+    assert flags[0] == other and [f["code"] for f in flags] == ["forged_timings", "profile_provenance"]
+    assert "(after:" in flags[1]["detail"] and flags[1] != stale
+
+
 def test_make_report_says_when_the_kernel_changed_since_the_grade(tmp_path):
     """make report keeps the grade's numbers and sources: after an edit of the kernel's code its
     profiles were held to the old source and the PDF said "profile them with make profile",
@@ -406,7 +430,8 @@ def test_the_appendix_numbers_source_lines_as_the_py(tmp_path):
 
 
 def test_template_questions_are_not_answers():
-    template = (REPO / "student_template" / "report.md").read_text()
+    from conftest import TEMPLATE_DIR
+    template = (TEMPLATE_DIR / "report.md").read_text()
     assert split_answers(template)[1] == {}
     answered = template.replace("on the roofline, and by how much did the time change?",
                                 "on the roofline, and by how much did the time change?\n\nIt moved right.")
