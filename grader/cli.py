@@ -217,7 +217,13 @@ def cmd_report(args) -> int:
                   f"(--before none to leave the comparison out)")
     if before == "none":
         before = None
-    return _write_report(Path(args.results), pdf, before, reread=not args.as_graded)
+    code = _write_report(Path(args.results), pdf, before, reread=not args.as_graded)
+    if code == 0:                 # the PDF's points, so that the terminal's last word is not the old grade's
+        from .report.pdf import report_score
+        said = report_score(Path(args.results), reread=not args.as_graded)
+        if said:
+            print(printable(said))
+    return code
 
 
 COMPARED = ".before"     # beside report.pdf: the label its before/after comparison was drawn with

@@ -210,6 +210,17 @@ def score_preview(doc: dict) -> dict | None:
                       for i in p.items]}
 
 
+def report_score(results_json: Path, reread: bool) -> str:
+    """The points `render` shows for these results, in one line ("" when there is no rubric):
+    make report prints it, since report.md and profiles/ read again can change them."""
+    doc = json.loads(Path(results_json).read_text())
+    if reread and doc.get("submission", {}).get("path"):
+        from ..build.parse import profiles_dir
+        doc = refreshed(doc, profiles_dir(Path(doc["submission"]["path"])))
+    p = score_preview(doc)
+    return f"score (preview, as in the PDF): {p['score']} of {p['max']}" if p else ""
+
+
 def _run_rows(before: dict | None) -> dict | None:
     """The current run vs an earlier one (grader/report/history.py compare_runs), formatted."""
     if not before:

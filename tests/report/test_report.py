@@ -1,5 +1,6 @@
 """grader/report/pdf.py: canned results (real grades) -> PDF; the PDF's text is checked with pypdf."""
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -343,6 +344,7 @@ def test_make_report_rereads_report_md_and_profiles_without_regrading(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "grader", "report", str(results), "--out", str(pdf)],
                           cwd=REPO, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+    assert re.search(r"^score \(preview, as in the PDF\): [\d.]+ of [\d.]+$", proc.stdout, re.M), proc.stdout
     text = _squash(_text(pdf))
     assert "Fixedthetypo." in text and "Firstdraft." not in text and "YourCPUprofiles" in text
     assert "readagainnow" in text and "fromthegradewrittenat" in text
