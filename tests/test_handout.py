@@ -57,6 +57,15 @@ def test_every_command_shown_exists(doc):
             raise AssertionError(f"{doc.name}: `{cmd}` is not a valid command ({argv})") from e
 
 
+def test_handout_states_the_build_flags_of_the_config():
+    """The handout's build flags are the config's (a walkthrough could not tell whether its
+    `#pragma omp` did anything)."""
+    from grader.core.config import load
+    cfg, text = load(), " ".join(HANDOUT.read_text().split())
+    assert f"`_CPP_SRC` with `{' '.join(cfg.cpp_flags)}`" in text
+    assert f"`_CUDA_SRC` with `{' '.join(cfg.cuda_flags)}`" in text
+
+
 def test_handout_states_the_measured_ai_trend_not_the_myth():
     text = HANDOUT.read_text()
     from grader.analysis.ai_model import trend
