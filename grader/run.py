@@ -77,7 +77,7 @@ def _config_summary(cfg: Config) -> dict:
 def _result(sub: Submission, cfg: Config, backend: str, reason: str, verdict: str, message: str,
             state: dict | None = None, isolation: dict | None = None) -> GradeResult:
     from .evidence.exports import read_profiles
-    from .judge.integrity import REVIEW, STRICT, Flag, audit_flags, floor_flags, scan, speed_flags, state_flags
+    from .judge.integrity import STRICT, Flag, audit_flags, floor_flags, scan, speed_flags, state_flags
     state = state or {}
     profiles, notes = read_profiles(sub) if sub.ok else ((), ())
     # a Triton source is audited when it is the one graded: a draft beside a graded C++/CUDA
@@ -93,9 +93,8 @@ def _result(sub: Submission, cfg: Config, backend: str, reason: str, verdict: st
         precision = None
     flags += speed_flags(state.get("bench", []), state.get("system", {}), precision)
     flags += floor_flags(state.get("bench", []))
-    from .evidence.exports import provenance
-    flags += [Flag("profile_provenance", REVIEW, p)
-              for p in provenance({k: s.text for k, s in sub.sources.items()}, [dict(r) for r in profiles])[1]]
+    from .evidence.exports import provenance_flags
+    flags += [Flag(**f) for f in provenance_flags({k: s.text for k, s in sub.sources.items()}, profiles)]
     flags += [Flag(**f) for f in state.get("judge_flags", [])]
     strict = [f for f in flags if f.tier == STRICT]
     before, before_message = None, None

@@ -77,6 +77,13 @@ def reference_kernel_names() -> set[str]:
     return {n for p in (REPO_ROOT / "reference").glob("*.cu") for n in kernel_names(p.read_text())}
 
 
+def provenance_flags(sources: dict, profiles) -> list[dict]:
+    """The review flags (`profile_provenance`) of `provenance`'s problems: the grade's
+    (grader/run.py) and make report's, which re-reads profiles/ (grader/report/inputs.py)."""
+    return [{"code": "profile_provenance", "tier": "review", "detail": p}
+            for p in provenance(sources, [dict(r) for r in profiles])[1]]
+
+
 def provenance(sources: dict, profiles: list[dict]) -> tuple[set[str], list[str]]:
     """(labels that earn nothing, one sentence for each problem) of a submission's profiles
     (results JSON `profiles`, `sources`). A `make profile` export records, around each

@@ -61,10 +61,9 @@ def refreshed(doc: dict, profile_dir: Path | None) -> dict:
     profiles, notes = read_folder(profile_dir) if profile_dir else ((), ())
     # whose kernels the profiles are of, decided again for the profiles re-read (grader/run.py
     # decides it at the grade): the grade's verdict on other exports would contradict the score
-    from ..evidence.exports import provenance
+    from ..evidence.exports import provenance_flags
     flags = [f for f in doc.get("flags") or [] if f.get("code") != "profile_provenance"]
-    flags += [{"code": "profile_provenance", "tier": "review", "detail": p}
-              for p in provenance(doc.get("sources") or {}, [dict(r) for r in profiles])[1]]
+    flags += provenance_flags(doc.get("sources") or {}, profiles)
     return {**doc, "report_md": report_md, "profiles": list(profiles), "profile_notes": list(notes), "flags": flags}
 
 
