@@ -213,10 +213,9 @@ def score_preview(doc: dict) -> dict | None:
 def report_score(results_json: Path, reread: bool) -> str:
     """The points `render` shows for these results, in one line ("" when there is no rubric):
     make report prints it, since report.md and profiles/ read again can change them."""
-    doc = json.loads(Path(results_json).read_text())
-    if reread and doc.get("submission", {}).get("path"):
-        from ..build.parse import profiles_dir
-        doc = refreshed(doc, profiles_dir(Path(doc["submission"]["path"])))
+    doc = _results(Path(results_json))
+    if reread:
+        doc = refreshed(doc, _profiles_of(doc))
     p = score_preview(doc)
     return f"score (preview, as in the PDF): {p['score']} of {p['max']}" if p else ""
 
@@ -232,6 +231,26 @@ def _run_rows(before: dict | None) -> dict | None:
 
 
 EXIT_REPORT = 3     # `grade --report` / `report`: the grade is fine, its report could not be written
+
+
+def _results(results_json: Path) -> dict:
+    """The results document, or ReportError saying why it is not one."""
+    try:
+        doc = json.loads(results_json.read_text())
+    except (OSError, ValueError) as e:
+        raise ReportError(f"{results_json}: not a readable results JSON ({e}); "
+                          "make one with: python -m grader grade SUBMISSION --json results.json") from None
+    if not isinstance(doc, dict) or "verdict" not in doc or "submission" not in doc:
+        raise ReportError(f"{results_json} is not a grader results document (no verdict/submission)")
+    return doc
+
+
+def _profiles_of(doc: dict) -> Path | None:
+    """The profiles/ folder of the submission the results are of (None without its path)."""
+    if not doc["submission"].get("path"):
+        return None
+    from ..build.parse import profiles_dir
+    return profiles_dir(Path(doc["submission"]["path"]))
 
 
 class RenderError(ReportError):
@@ -251,16 +270,9 @@ def render(results_json: Path | str, out_pdf: Path | str, profile_dir: Path | No
     to `<name>.STALE.pdf` and `<name>.FAILED.txt` says why, so that no PDF that looks
     current is left from an older grade; a success removes both."""
     results_json, out_pdf = Path(results_json), Path(out_pdf)
-    try:
-        doc = json.loads(results_json.read_text())
-    except (OSError, ValueError) as e:
-        raise ReportError(f"{results_json}: not a readable results JSON ({e}); "
-                          "make one with: python -m grader grade SUBMISSION --json results.json") from None
-    if not isinstance(doc, dict) or "verdict" not in doc or "submission" not in doc:
-        raise ReportError(f"{results_json} is not a grader results document (no verdict/submission)")
-    if profile_dir is None and doc["submission"].get("path"):
-        from ..build.parse import profiles_dir
-        profile_dir = profiles_dir(Path(doc["submission"]["path"]))
+    doc = _results(results_json)
+    if profile_dir is None:
+        profile_dir = _profiles_of(doc)
     before = None
     if before_label:
         from .history import HistoryError, compare_runs, find
