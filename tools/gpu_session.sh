@@ -20,6 +20,7 @@
 #   noisy       a grade alone, then beside a process hammering the same GPU: bench_quality
 #   throughput  N (50) submissions batch-graded on GPU 0 with the sandbox (GPUS="0 0,1" for two)
 #   profile     make profile of the references (cold and warm exports), kept as fixtures
+#   reqcost     where one bench request's seconds go in the child (tools/request_cost.py)
 #   sbprof      a GPU batch of one, sandbox off then on: stage seconds and the busiest threads of each
 #   heldout     the kernels of HELDOUT (default heldout32/) graded without the benchmark: verdicts, messages
 #   beforeafter make profile of reference/naive.cu and reference/fused_tc.cu (the demo's before/after)
@@ -41,7 +42,7 @@ mkdir -p "$OUT" "$LOGS"
 PY=${PY:-python3}
 
 declare -A LIMIT=([setup]=300 [system]=150 [grade]=240 [tests]=1500 [redteam]=580 [corpus]=300 [bench]=120 [fidelity]=400 [ab]=560 [gradetime]=560
-                  [compile]=120 [noisy]=300 [throughput]=480 [profile]=240 [beforeafter]=300 [heldout]=300 [sbprof]=560 [demo]=240 [triton]=420 [tprofile]=240)
+                  [compile]=120 [noisy]=300 [throughput]=480 [profile]=240 [beforeafter]=300 [heldout]=300 [sbprof]=560 [demo]=240 [triton]=420 [tprofile]=240 [reqcost]=200)
 
 phase() {
 case $1 in
@@ -102,7 +103,11 @@ EOF2
     ;;
 grade)
     make grade SUBMISSION=reference/fused.cu OUT="$LOGS/grade" PYTHON=$PY
-    cp "$LOGS/grade/results.json" "$LOGS/grade_fused.json" 2>/dev/null ;;
+    cp "$LOGS/grade/results.json" "$LOGS/grade_fused.json" 2>/dev/null
+    $PY -c "import json, sys; d = json.load(open(sys.argv[1])); print('stages', d.get('stage_seconds'))
+for S, s in (d.get('timing') or {}).get('bench_seconds_by_S', {}).items(): print('  S', S, s)" "$LOGS/grade_fused.json" ;;
+reqcost)
+    $PY tools/request_cost.py ;;
 tests)
     # one pytest per file, each under its own limit (TESTS_<file stem>, seconds), so that a hang
     # costs its file only; a test running past 150 s dumps every thread's stack (faulthandler)

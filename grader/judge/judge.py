@@ -654,6 +654,8 @@ class Judge:
                 self.state["judge_flags"].append(on_busy(flag, bool(best.get("busy"))))
             timing.setdefault("method_by_S", {})[shape.S] = best["method"]
             timing.setdefault("reps_by_S", {})[shape.S] = best["reps"]
+            if best.get("seconds") is not None:    # CUDA: where the size's bench seconds went
+                timing.setdefault("bench_seconds_by_S", {})[shape.S] = best["seconds"]
             if best.get("checked_calls") is not None:
                 timing.setdefault("checked_calls_by_S", {})[shape.S] = best["checked_calls"]
             if best.get("cpu_samples") is not None:     # CPU: where its time went (grader/judge/cpusample.py)
@@ -807,13 +809,20 @@ class Judge:
         maker = ThreadPoolExecutor(1)
         plan = _canary_plan(shape, rng)
         pending = maker.submit(_make_canaries, shape, plan[1])
+        spent_in = {"canaries_wait": 0.0, "requests": 0.0, "checks": 0.0}   # the size's seconds, by part
+        self._request_s = 0.0
         try:
             while True:
+                t0 = time.monotonic()
                 canaries = (plan[0], *pending.result())
+                spent_in["canaries_wait"] += time.monotonic() - t0
                 plan = _canary_plan(shape, rng)
                 pending = maker.submit(_make_canaries, shape, plan[1])
+                t0 = time.monotonic()
                 with monitor.window() as health:
                     got = self._bench_request(shape, kernels, rng, canaries, watch=sent == watched_request)
+                spent_in["requests"] += self._request_s
+                spent_in["checks"] += time.monotonic() - t0 - self._request_s
                 sent += 1
                 if got is None:
                     return None
@@ -862,7 +871,9 @@ class Judge:
             quality["noisy"] = True
         return {"row": row, "recheck": _worst(errs), "method": first["method"], "reps": reps or first["reps"],
                 "sdpa_backend": first["sdpa_backend"], "quality": quality, "l2_reset": first["l2_reset"],
-                "checked_calls": len(errs)}
+                "checked_calls": len(errs),
+                "seconds": {**{k: round(v, 3) for k, v in spent_in.items()}, "sent": sent,
+                            "total": round(time.monotonic() - start, 3)}}
 
     def _bench_request(self, shape: Shape, kernels: list, rng, canaries: tuple, watch: bool = False) -> dict | None:
         """One request of the GPU harness: its timings, per-round figures and the canaries'
@@ -882,7 +893,7 @@ class Judge:
                                      "kernels": kernels, "canaries": [{"slot": s} for s in picked],
                                      "observe": self.observe, "watch": watch},
                                     payload, timeout=self.cfg.timeout_bench + self.jit_s, max_payload=size * len(picked))
-        wall = time.monotonic() - t0
+        wall = self._request_s = time.monotonic() - t0
         reply = self._expect(reply)
         self.state["audit"] = reply.get("audit") if isinstance(reply.get("audit"), dict) else {}
         for report in (reply.get("launches") if isinstance(reply.get("launches"), list) else [])[:4]:
