@@ -21,6 +21,7 @@
 #   throughput  N (50) submissions batch-graded on GPU 0 with the sandbox (GPUS="0 0,1" for two)
 #   profile     make profile of the references (cold and warm exports), kept as fixtures
 #   reqcost     where one bench request's seconds go in the child (tools/request_cost.py)
+#   spy         a grade of fused.cu under py-spy, judge and child (collapsed stacks: tools/spy_fold.py)
 #   sbprof      a GPU batch of one, sandbox off then on: stage seconds and the busiest threads of each
 #   heldout     the kernels of HELDOUT (default heldout32/) graded without the benchmark: verdicts, messages
 #   beforeafter make profile of reference/naive.cu and reference/fused_tc.cu (the demo's before/after)
@@ -42,7 +43,7 @@ mkdir -p "$OUT" "$LOGS"
 PY=${PY:-python3}
 
 declare -A LIMIT=([setup]=300 [system]=150 [grade]=240 [tests]=1500 [redteam]=580 [corpus]=300 [bench]=120 [fidelity]=400 [ab]=560 [gradetime]=560
-                  [compile]=120 [noisy]=300 [throughput]=480 [profile]=240 [beforeafter]=300 [heldout]=300 [sbprof]=560 [demo]=240 [triton]=420 [tprofile]=240 [reqcost]=200)
+                  [compile]=120 [noisy]=300 [throughput]=480 [profile]=240 [beforeafter]=300 [heldout]=300 [sbprof]=560 [demo]=240 [triton]=420 [tprofile]=240 [reqcost]=200 [spy]=300)
 
 phase() {
 case $1 in
@@ -108,6 +109,14 @@ grade)
 for S, s in (d.get('timing') or {}).get('bench_seconds_by_S', {}).items(): print('  S', S, s)" "$LOGS/grade_fused.json" ;;
 reqcost)
     $PY tools/request_cost.py ;;
+spy)
+    # a grade of fused.cu under py-spy (the judge and its child, idle frames too): where the
+    # bench's seconds go, as collapsed stacks (fold them with tools/spy_fold.py)
+    $PY -m grader grade reference/fused.cu --no-bench --quiet --json /tmp/spy-warm.json >/dev/null 2>&1
+    py-spy record --subprocesses --idle --rate 200 --format raw --output "$LOGS/spy.txt" -- \
+        $PY -m grader grade reference/fused.cu --quiet --json "$LOGS/spy.json" | tail -3
+    $PY -c "import json, sys; d = json.load(open(sys.argv[1])); print('stages', d.get('stage_seconds'))
+for S, s in (d.get('timing') or {}).get('bench_seconds_by_S', {}).items(): print('  S', S, s)" "$LOGS/spy.json" ;;
 tests)
     # one pytest per file, each under its own limit (TESTS_<file stem>, seconds), so that a hang
     # costs its file only; a test running past 150 s dumps every thread's stack (faulthandler)

@@ -18,7 +18,7 @@ import threading
 import time
 from pathlib import Path
 
-from ..isolation.channel import ChannelClosed, ChannelError, ChannelTimeout, Endpoint
+from ..isolation.channel import ChannelClosed, ChannelError, ChannelTimeout, Endpoint, widen
 from ..core.config import REPO_ROOT
 from ..isolation.options import GraderError, RunOptions
 from ..isolation.safefs import MAX_DEPTH, folder_usage, remove_tree
@@ -48,6 +48,7 @@ class Child:
         self.deadline = deadline
         p2c_r, p2c_w = os.pipe()
         c2p_r, c2p_w = os.pipe()
+        widen(p2c_w, c2p_w)
         cmd = [sys.executable, "-m", "grader.judge.worker", str(p2c_r), str(c2p_w)]
         home, tmp = workdir / "home", workdir / "tmp"
         if workdir.exists() and not remove_tree(workdir):     # a fresh folder, made here (any depth)

@@ -199,7 +199,8 @@ class Worker:
             from .gpu import bench_size            # the CPU's rounds are the judge's (op_bench_round)
             watch = h.get("watch") if _observing(h) else None
             watch = watch if type(watch) is int else None
-            timed = bench_size(kernels, shape, self.cfg, int(h["nonce"]), canary_inputs, self.guard, watch)
+            timed = bench_size(kernels, shape, self.cfg, int(h["nonce"]), canary_inputs, self.guard, watch,
+                               graph=h.get("graph") is not False)
         except StudentError as exc:
             self._unaudited_end()
             return _raised(exc, self.audit), None
@@ -355,7 +356,7 @@ def _tensors(payload: bytes, shape: Shape, count: int, device: str) -> list:
     """`count` float32 tensors of `shape` from the judge's bytes, on `device`."""
     import torch
     n = shape.B * shape.H * shape.S * shape.D
-    flat = torch.frombuffer(bytearray(payload), dtype=torch.float32)
+    flat = torch.frombuffer(payload if isinstance(payload, bytearray) else bytearray(payload), dtype=torch.float32)
     if flat.numel() != n * count:
         raise ValueError(f"expected {count} tensors of {n} floats, got {flat.numel()} floats")
     size = (shape.B, shape.H, shape.S, shape.D)

@@ -411,8 +411,9 @@ def test_a_gpu_baseline_slowed_beside_the_kernel_is_capped_to_the_clean_one(cfg)
 
         def measure(self, uuid, sizes, env=None, beside=(), config=""):
             assert uuid == "GPU-x" and sizes == [{"shape": cfg.bench_shapes[0].as_dict(), "method": "events"}]
-            # like with like: SDPA beside the references the child timed it with, the student's kernel apart
-            assert list(beside) == ["naive", "fused"] and config == cfg.source
+            # like with like: the headline's SDPA was timed beside the student's kernel alone (the
+            # references have a request of their own, left out of the headline)
+            assert list(beside) == [] and config == cfg.source
             return {str(S): self.ms}, ""
 
         def close(self):
@@ -430,7 +431,7 @@ def test_a_gpu_baseline_slowed_beside_the_kernel_is_capped_to_the_clean_one(cfg)
     assert rows[0]["interval"]["adjusted"] and rows[0]["interval"]["low"] < rows[0]["slowdown"] < rows[0]["interval"]["high"]
     assert [f["code"] for f in judge.state["judge_flags"]] == ["baseline_slowed"]
     assert judge.state["timing"]["clean_sdpa"]["sdpa_ms_by_S"] == {str(S): 1.0}
-    assert judge.state["timing"]["clean_sdpa"]["beside"] == ["naive", "fused"]
+    assert judge.state["timing"]["clean_sdpa"]["beside"] == []
     rows = fresh(1.0, "noisy")
     judge._clean_sdpa(rows)
     assert rows[0]["slowdown"] == 2.0 / 1.5 and [f["code"] for f in judge.state["judge_flags"]] == ["baseline_slowed"]
@@ -515,6 +516,9 @@ class _HarnessChild:
             outs.append(out.contiguous().numpy().tobytes())
         rounds = ROUNDS - 1 - (1 if header.get("watch") is not None else 0)
         student, sdpa = [0.020 + 0.0001 * r for r in range(rounds)], [0.010 + 0.0001 * r for r in range(rounds)]
+        beside = [n for n in header["kernels"] if n != "sdpa"]
+        if beside:                  # SDPA interleaved with the references: slower than beside the student alone
+            sdpa = [0.012 + 0.0001 * r for r in range(rounds)]
 
         def timing(v):
             import statistics
@@ -528,7 +532,8 @@ class _HarnessChild:
             extra["watched"] = {"round": header["watch"], "error": None, "truncated": False,
                                 "event_ms": [0.02] * CALLS,
                                 "kernels": [{"name": own, "stream": 7, "us": 15.0} for _ in range(CALLS)]}
-        reply = {"timings": {"student": timing(student), "sdpa": timing(sdpa)}, "reps": rounds * CALLS,
+        reply = {"timings": {"student": timing(student), "sdpa": timing(sdpa),
+                             **{n: timing([0.03] * rounds) for n in beside}}, "reps": rounds * CALLS,
                  "method": "events", "state_changes": [], "canaries_returned": returned, "extra": extra,
                  "audit": {"calls": 1, "flagged": {}},
                  "launches": [{"kernels": [{"name": own, "stream": 7, "us": 15.0}], "error": None}] * 2}
@@ -572,6 +577,25 @@ def test_the_gpu_benchmark_asks_for_canaries_a_watched_round_and_checks_what_com
     timed = judge.state["launches"]["timed"]
     assert timed["rounds"] == 1 and timed["by_S"][str(shape.S)][0]["own_launches"] == 16, timed
     assert not [f for f in judge.state["judge_flags"] if f["code"] in ("timed_launches", "untimed_work")]
+
+
+def test_the_references_get_a_gpu_request_of_their_own_left_out_of_the_headline(cfg):
+    """`make grade` times the references beside SDPA (the report's columns): in the first request
+    alone, whose rounds the headline leaves out (SDPA interleaved with them is slower than beside
+    the student's kernel alone); the later requests name SDPA alone and the first's method."""
+    import random
+
+    from grader.analysis.confidence import MIN_REQUESTS
+    shape = cfg.bench_shapes[-1]
+    child = _HarnessChild()
+    judge = _gpu_judge(cfg, child)
+    got = judge._bench_size(shape, ["sdpa", "naive"], random.Random(5))
+    first, later = child.requests[0], child.requests[1:]
+    assert first["kernels"] == ["sdpa", "naive"] and first["graph"] is True
+    assert len(later) >= MIN_REQUESTS and all(h["kernels"] == ["sdpa"] and h["graph"] is False for h in later)
+    row = got["row"]
+    assert row["naive_ms"] == 0.03
+    assert row["sdpa_ms"] < 0.012 and row["interval"]["requests"] == len(later), row
 
 
 def test_a_wrong_canary_among_the_gpu_timed_calls_is_caught(cfg):
