@@ -35,6 +35,8 @@ def test_every_attack_file_says_what_it_expects():
         text = path.read_text()
         assert "Attack:" in text and "Defence:" in text, path.name
         redteam.parse_expect(text)
+    # a known hole says so (open=ISSUE): printed OPEN while it gets through, a failure once it holds
+    assert redteam.parse_expect("x\nExpect: status=wrong_answer; open=issue 26\n").open == "issue 26"
 
 
 @pytest.mark.skipif(not HAVE_BWRAP, reason="needs bubblewrap (apt install bubblewrap): the attacks run sandboxed")

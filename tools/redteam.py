@@ -3,7 +3,9 @@
     python tools/redteam.py [DEST] [--gpu]   # make redteam: build the class, grade it, print the table
 
 Each attack is a submission in tests/redteam/ (its docstring says the attack, the defence
-and the row it must get: `Expect: status=...; without=...; flags=...; message=...; slowdown_min=...`), plus
+and the row it must get: `Expect: status=...; without=...; flags=...; message=...; slowdown_min=...`;
+`open=ISSUE` marks a known hole: the row it should get and does not yet, printed OPEN in every run,
+and a failure once it holds, so that the mark is dropped), plus
 the sandbox escapes of tests/submissions/escape/ and hostile entries of the class folder
 itself (links, a FIFO, non-UTF-8 and formula-like names, a folder holding a link, a file
 too large). The class is graded like any class (sandbox, hidden config, secret seed), with
@@ -48,6 +50,7 @@ HIDDEN_S_RE = re.compile(rf"(?<![\d.]){HIDDEN_S}(?!\d|\.\d|\s*%)")
 VICTIM_MARKER = "VICTIM_SOURCE_MARKER_7f3a"
 HIDDEN_MARKER = "HIDDEN_FILE_MARKER_c41d"
 SECRET_ENV = "GRADER_REDTEAM_SECRET"
+OPEN = "open"      # a result's `held` for an attack whose Expect names a known hole (open=ISSUE) it still gets through
 
 
 @dataclass
@@ -59,6 +62,7 @@ class Expect:
     without_message: str = ""
     slowdown_min: float | None = None
     note: str = ""
+    open: str = ""                 # a known hole (the issue that tracks it): the row it should get, not yet got
 
 
 def parse_expect(text: str) -> Expect:
@@ -70,7 +74,8 @@ def parse_expect(text: str) -> Expect:
     return Expect(status=fields["status"], without=fields.get("without"),
                   flags=[f for f in fields.get("flags", "").split(",") if f],
                   message=fields.get("message", ""), without_message=fields.get("without_message", ""),
-                  slowdown_min=float(fields["slowdown_min"]) if "slowdown_min" in fields else None)
+                  slowdown_min=float(fields["slowdown_min"]) if "slowdown_min" in fields else None,
+                  open=fields.get("open", ""))
 
 
 # escapes of tests/submissions/escape: what they must get here
@@ -306,6 +311,11 @@ def check(cls: Class, proc: subprocess.CompletedProcess, before: dict) -> list[t
                    if not (isinstance(b.get("slowdown"), (int, float)) and b["slowdown"] >= want.slowdown_min)]
             if low or not (doc or {}).get("bench"):
                 problems.append(f"slowdown below {want.slowdown_min:g} (its real cost hidden): {low or 'no benchmark'}")
+        if want.open and problems:       # a known hole: said in every run, not counted as a regression
+            results.append((rid, OPEN, f"OPEN ({want.open}): " + "; ".join(problems)))
+            continue
+        if want.open:
+            problems.append(f"holds now, though its Expect says open={want.open}: drop open= (and say so in the issue)")
         results.append((rid, not problems, "; ".join(problems) or f"{row['status']}: {row['message'][:90]}"))
     after = snapshot(_guarded() + [cls.canary, cls.subs, cls.old_out])
     changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
@@ -490,9 +500,11 @@ def main() -> int:
     results = check(cls, proc, before)
     width = max(len(what) for what, _, _ in results)
     for what, held, detail in results:
-        print(f"{'held  ' if held else 'FAILED'} {what:<{width}}  {detail}")
+        print(f"{'OPEN  ' if held == OPEN else 'held  ' if held else 'FAILED'} {what:<{width}}  {detail}")
     failed = sum(1 for _, held, _ in results if not held)
-    print(f"\n{len(results) - failed} held, {failed} failed; the gradebook: {cls.out / 'grades.csv'}")
+    known = sum(1 for _, held, _ in results if held == OPEN)
+    print(f"\n{len(results) - failed - known} held, {failed} failed, {known} open (known holes, Expect: open=); "
+          f"the gradebook: {cls.out / 'grades.csv'}")
     return 1 if failed else 0
 
 
