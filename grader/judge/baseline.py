@@ -5,13 +5,16 @@ where native code can slow it: an allocator, a stream priority, the persisting-L
 kernel left running, torch's settings (the state guard puts back the ones it knows). So after
 the benchmark the judge runs this module in a process of its own, on the same GPU, with the
 same harness (`time_events`, or `time_graphs` where the grade's headline was the graph
-method), SDPA beside what the child timed the headline's SDPA with except the student's kernel
-(nothing: the references are timed in a request of their own, left out of the headline), and
-holds the baseline measured beside the kernel to at most GPU_SDPA_CAP times it
-(grader/judge/judge.py `_clean_sdpa`). Like with like: on an H200 at S = 64, SDPA interleaved
-with the references ran 1.12x (fused.cu's grade) and 1.21x (fused_tc.cu's) its time alone,
-which capped honest kernels' slowdowns and flagged them for review. `beside` stays for
-measuring it (tools/fidelity.py and the like).
+method), SDPA beside what the child timed it with except the student's kernel (the course's
+reference kernels in a student's own grade, nothing in a batch), and holds the baseline
+measured beside the kernel to at most GPU_SDPA_CAP times it (grader/judge/judge.py
+`_clean_sdpa`). Like with like: on an H200 at S = 64, SDPA interleaved with the references ran
+1.12x (fused.cu's grade) and 1.21x (fused_tc.cu's) its time alone, which capped honest
+kernels' slowdowns and flagged them for review, while beside the references in both
+processes an honest kernel leaves SDPA where it was. (The child times the references in a
+request of their own, left out of the headline, whose SDPA is timed beside the student's
+kernel alone: measured beside the references, the clean figure is the larger, and the cap
+errs for the student.)
 
     echo '{"uuid": "GPU-...", "sizes": [{"shape": {...}, "method": "graph"}],
            "beside": ["naive", "fused", "fused_opt"], "config": "assignment/config.toml"}' | python -m grader.judge.baseline

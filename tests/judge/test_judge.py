@@ -411,9 +411,8 @@ def test_a_gpu_baseline_slowed_beside_the_kernel_is_capped_to_the_clean_one(cfg)
 
         def measure(self, uuid, sizes, env=None, beside=(), config=""):
             assert uuid == "GPU-x" and sizes == [{"shape": cfg.bench_shapes[0].as_dict(), "method": "events"}]
-            # like with like: the headline's SDPA was timed beside the student's kernel alone (the
-            # references have a request of their own, left out of the headline)
-            assert list(beside) == [] and config == cfg.source
+            # like with like: SDPA beside the references the child timed it with, the student's kernel apart
+            assert list(beside) == ["naive", "fused"] and config == cfg.source
             return {str(S): self.ms}, ""
 
         def close(self):
@@ -431,7 +430,7 @@ def test_a_gpu_baseline_slowed_beside_the_kernel_is_capped_to_the_clean_one(cfg)
     assert rows[0]["interval"]["adjusted"] and rows[0]["interval"]["low"] < rows[0]["slowdown"] < rows[0]["interval"]["high"]
     assert [f["code"] for f in judge.state["judge_flags"]] == ["baseline_slowed"]
     assert judge.state["timing"]["clean_sdpa"]["sdpa_ms_by_S"] == {str(S): 1.0}
-    assert judge.state["timing"]["clean_sdpa"]["beside"] == []
+    assert judge.state["timing"]["clean_sdpa"]["beside"] == ["naive", "fused"]
     rows = fresh(1.0, "noisy")
     judge._clean_sdpa(rows)
     assert rows[0]["slowdown"] == 2.0 / 1.5 and [f["code"] for f in judge.state["judge_flags"]] == ["baseline_slowed"]
