@@ -11,10 +11,7 @@ measured beside the kernel to at most GPU_SDPA_CAP times it (grader/judge/judge.
 `_clean_sdpa`). Like with like: on an H200 at S = 64, SDPA interleaved with the references ran
 1.12x (fused.cu's grade) and 1.21x (fused_tc.cu's) its time alone, which capped honest
 kernels' slowdowns and flagged them for review, while beside the references in both
-processes an honest kernel leaves SDPA where it was. (The child times the references in a
-request of their own, left out of the headline, whose SDPA is timed beside the student's
-kernel alone: measured beside the references, the clean figure is the larger, and the cap
-errs for the student.)
+processes an honest kernel leaves SDPA where it was.
 
     echo '{"uuid": "GPU-...", "sizes": [{"shape": {...}, "method": "graph"}],
            "beside": ["naive", "fused", "fused_opt"], "config": "assignment/config.toml"}' | python -m grader.judge.baseline

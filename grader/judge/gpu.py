@@ -343,17 +343,16 @@ def wall_probe(fn, shape: Shape, nonce: int, reps: int = 5) -> tuple[float, floa
 
 
 def bench_size(kernels: dict, shape: Shape, cfg: Config, nonce: int, canaries: dict | None = None,
-               guard: StateGuard | None = None, watch: int | None = None, graph: bool = True) -> Timed:
-    """Timings of every kernel at one size on the GPU (events; graphs at small S unless
-    `graph` is False: the judge asks for the first request's method again); `watch`: the event
-    round whose student calls run under the profiler (`time_events`)."""
+               guard: StateGuard | None = None, watch: int | None = None) -> Timed:
+    """Timings of every kernel at one size on the GPU (events; graphs at small S); `watch`:
+    the event round whose student calls run under the profiler (`time_events`)."""
     canaries = {s: tuple(t.to("cuda") for t in c) for s, c in (canaries or {}).items()}
     guard = guard or StateGuard()
     kept: dict = {}
     rounds: dict = {}
     watched: dict = {}
     events = time_events(kernels, shape, nonce, canaries, kept, guard, rounds, watch, watched)
-    graphs = time_graphs(kernels, shape, nonce, canaries, kept, rounds) if graph and shape.S <= GRAPH_MAX_S else None
+    graphs = time_graphs(kernels, shape, nonce, canaries, kept, rounds) if shape.S <= GRAPH_MAX_S else None
     guard.restore()
     headline = dict(graphs) if graphs else dict(events)
     timings = dict(headline)

@@ -741,12 +741,7 @@ class Judge:
                   "method": methods.get(row["S"], "events")} for row in rows]
         uuid = str(self.state.get("system", {}).get("gpu_uuid") or "")
         t0 = time.monotonic()
-        # beside the references, as the child timed them in its first request: SDPA interleaved with
-        # other kernels runs slower at small S (beside nothing, the clean SDPA of an H200 was 1/1.10
-        # of SDPA beside the naive reference at S = 64), so the clean figure is taken beside them,
-        # where it is the larger; the headline's SDPA, timed beside the student's kernel alone, is
-        # then held to a cap it does not reach honestly
-        beside = [n for n in getattr(self, "_bench_kernels", ()) if n not in ("sdpa", "student")]
+        beside = [n for n in getattr(self, "_bench_kernels", ()) if n not in ("sdpa", "student")]   # as the child timed SDPA
         cached = clean_sdpa_cached(uuid, sizes, beside)
         process = None if cached else (self._clean_process or CleanSdpa())
         try:
@@ -815,7 +810,6 @@ class Judge:
         plan = _canary_plan(shape, rng)
         pending = maker.submit(_make_canaries, shape, plan[1])
         spent_in = {"canaries_wait": 0.0, "requests": 0.0, "checks": 0.0}   # the size's seconds, by part
-        refs_apart = len(kernels) > 1       # references beside SDPA: a request of their own
         self._request_s = 0.0
         try:
             while True:
@@ -825,14 +819,12 @@ class Judge:
                 plan = _canary_plan(shape, rng)
                 pending = maker.submit(_make_canaries, shape, plan[1])
                 t0 = time.monotonic()
-                # the references are timed in the first request alone, and that request's rounds are
-                # left out of the headline (SDPA interleaved with them runs up to 1.2x its time alone
-                # at small S: grader/judge/baseline.py); the later requests time the student and SDPA,
-                # by the first's method, and the headline pools their rounds
+                # every request times every kernel: SDPA's time depends on what it is interleaved
+                # with at small S (grader/judge/baseline.py), so its rounds are all alike, and
+                # alike with the clean process's (an H200, 2026-11-27: SDPA beside the student's
+                # kernel alone ran 1.10-1.12x the clean SDPA beside the references at S = 64)
                 with monitor.window() as health:
-                    got = self._bench_request(shape, kernels if first is None else ["sdpa"], rng, canaries,
-                                              watch=sent == watched_request,
-                                              graph=first is None or first["method"] == "graph")
+                    got = self._bench_request(shape, kernels, rng, canaries, watch=sent == watched_request)
                 spent_in["requests"] += self._request_s
                 spent_in["checks"] += time.monotonic() - t0 - self._request_s
                 sent += 1
@@ -848,8 +840,6 @@ class Judge:
                 monitor.keep(health)
                 if first is None:
                     first = got
-                    if refs_apart:
-                        continue
                 elif got["method"] != first["method"]:
                     break                      # rounds of another method are not comparable
                 rounds = got["rounds"]
@@ -869,7 +859,7 @@ class Judge:
                                   "error": f"S={shape.S}: the size ended before its watched round"})
         meter.wall()
         timings = dict(first["timings"])
-        if samples["student"] and (refs_apart or len(samples["student"]) > len(first["rounds"].get("student", ()))):
+        if len(samples["student"]) > len(first["rounds"].get("student", ())):
             try:
                 timings.update({n: replace(summarize(v), reps=reps if first["method"] != "graph" else -1)
                                 for n, v in samples.items()})
@@ -889,13 +879,11 @@ class Judge:
                 "seconds": {**{k: round(v, 3) for k, v in spent_in.items()}, "sent": sent,
                             "total": round(time.monotonic() - start, 3)}}
 
-    def _bench_request(self, shape: Shape, kernels: list, rng, canaries: tuple, watch: bool = False,
-                       graph: bool = True) -> dict | None:
+    def _bench_request(self, shape: Shape, kernels: list, rng, canaries: tuple, watch: bool = False) -> dict | None:
         """One request of the GPU harness: its timings, per-round figures and the canaries'
         errors; None when the kernel raised (the verdict is set). `canaries`: (slots, their
         input sets, those as bytes) (`_canary_plan`, `_make_canaries`); `watch`: a round of
-        this request's timed calls runs under the profiler (grader/judge/launches.py); `graph`
-        False: the event method alone."""
+        this request's timed calls runs under the profiler (grader/judge/launches.py)."""
         from .bench import ROWS_PER_HEAD, ImplausibleTimings, plausible_timings
         from .check import row_error
         from .gpu import ROUNDS, canary_optional
@@ -907,7 +895,7 @@ class Judge:
         t0 = time.monotonic()
         reply, data = child.request({"op": "bench", "shape": shape.as_dict(), "nonce": rng.getrandbits(62),
                                      "kernels": kernels, "canaries": [{"slot": s} for s in picked],
-                                     "observe": self.observe, "watch": watch, "graph": graph},
+                                     "observe": self.observe, "watch": watch},
                                     payload, timeout=self.cfg.timeout_bench + self.jit_s, max_payload=size * len(picked))
         wall = self._request_s = time.monotonic() - t0
         reply = self._expect(reply)

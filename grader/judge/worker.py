@@ -199,8 +199,7 @@ class Worker:
             from .gpu import bench_size            # the CPU's rounds are the judge's (op_bench_round)
             watch = h.get("watch") if _observing(h) else None
             watch = watch if type(watch) is int else None
-            timed = bench_size(kernels, shape, self.cfg, int(h["nonce"]), canary_inputs, self.guard, watch,
-                               graph=h.get("graph") is not False)
+            timed = bench_size(kernels, shape, self.cfg, int(h["nonce"]), canary_inputs, self.guard, watch)
         except StudentError as exc:
             self._unaudited_end()
             return _raised(exc, self.audit), None
