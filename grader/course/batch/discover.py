@@ -206,9 +206,17 @@ def extract_zip(path: Path, dest: Path) -> Path:
     return dest
 
 
+# what a config holds that the grade does not depend on: where it was read from (`batch --config
+# FILE` with the same content is the same grade) and the rubric's tier boundaries (they only
+# tell the timing when to stop; the tier is scored again from the results on every run), so
+# that a rubric or deadline change, in place or in another file, regrades nothing
+_NOT_KEYED = ("source", "tier_bounds")
+
+
 def submission_key(folder_or_file: Path, cfg: Config, backend: str) -> str:
     """Hash of everything a grade depends on: every file of the submission, the config
-    (hidden configs and seed included), the backend asked for, the grader's version."""
+    (hidden configs and seed included; not `_NOT_KEYED`), the backend asked for, the grader's
+    version."""
     from ...build.compile import BUILD_VERSION
     h = hashlib.sha256()
     files = [folder_or_file] if folder_or_file.is_file() else sorted(
@@ -218,7 +226,7 @@ def submission_key(folder_or_file: Path, cfg: Config, backend: str) -> str:
         h.update(b"\0")
         h.update(p.read_bytes())
         h.update(b"\0")
-    h.update(json.dumps(cfg.to_json(), sort_keys=True).encode())
+    h.update(json.dumps({k: v for k, v in cfg.to_json().items() if k not in _NOT_KEYED}, sort_keys=True).encode())
     h.update(f"{backend}|{BUILD_VERSION}|{GRADER_KEY_VERSION}".encode())
     return h.hexdigest()[:20]
 
