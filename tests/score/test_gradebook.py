@@ -99,6 +99,9 @@ def test_review_cleared_scores_the_verdict_without_flags_and_confirmed_scores_ze
     cleared = gb.scored(flagged, rubric, None, {"review": _override("review", "cleared")})
     assert [i.score for i in cleared if i.max_score] == [i.score for i in clean]
     assert any(i.key == "review" and "cleared by jdoe" in i.output for i in cleared)
+    # the returned PDF says why a cheat_suspected verdict scored (a walkthrough found it silent)
+    rows = gb.final_score(cleared, gb.lateness(None, None))["rows"]
+    assert any(r["name"] == "integrity review" and "cleared by jdoe: read the code" in r["output"] for r in rows), rows
     confirmed = gb.scored(_doc(), rubric, None, {"review": _override("review", "confirmed")})
     assert sum(i.score for i in confirmed) == 0 and "confirmed" in confirmed[0].output
 
