@@ -70,7 +70,7 @@ def _perf_chart(bench: list, path: Path, backend: str) -> None:
 def context(doc: dict, build: Path, profile_dir: Path | None = None, before: dict | None = None) -> dict:
     """Everything the template shows, computed and formatted here."""
     from ..analysis.diagnose import across_configs
-    from .summary import numerics_line
+    from .summary import adjusted, numerics_line
     front, answers = split_answers(doc.get("report_md"))
     sub = doc["submission"]
     checks = doc.get("checks", [])
@@ -81,10 +81,11 @@ def context(doc: dict, build: Path, profile_dir: Path | None = None, before: dic
     perf_rows = []
     for b in bench:
         gf = (lambda ms: "-" if not ms else f"{b['flops'] / (ms * 1e-3) / scale:.2f}")
+        note = adjusted(b.get("judge_clock"), doc["backend"])     # the slowdown is not yours / SDPA: why
         perf_rows.append({"S": b["S"], "shape": f"{b['B']},{b['H']},{b['S']},{b['D']}",
                           "student": format_ms(b["student_ms"]), "sdpa": format_ms(b["sdpa_ms"]),
-                          "slowdown": "-" if b["slowdown"] is None else f"{b['slowdown']:.2f}x",
-                          "interval": describe(b.get("interval")),
+                          "slowdown": "-" if b["slowdown"] is None else f"{b['slowdown']:.2f}x" + ("*" if note else ""),
+                          "interval": "; ".join(x for x in (describe(b.get("interval")), note and f"* {note}") if x),
                           "naive": format_ms(b.get("naive_ms")), "fused": format_ms(b.get("fused_ms")),
                           "fused_opt": format_ms(b.get("fused_opt_ms")),
                           "student_perf": gf(b["student_ms"]), "sdpa_perf": gf(b["sdpa_ms"])})

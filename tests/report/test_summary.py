@@ -64,3 +64,21 @@ def test_the_flags_the_report_lists_are_in_the_terminal_too():
     assert "review:baseline_slowed: S=512: SDPA took 38.684 ms a call beside" in text
     assert "no_timestamp" not in text
     assert "flags (" not in format_result(replace(base, flags=[]))
+
+
+def test_a_slowdown_the_judges_clock_adjusted_is_marked_where_its_columns_do_not_divide(tmp_path):
+    """A walkthrough read `16.6  14.1  1.62x` and found 16.6 / 14.1 = 1.18: the slowdown had time the
+    grader's clock saw charged to it, said lines below and nowhere in the PDF. The row is marked
+    (*) in the terminal and in the PDF's table, which says what was charged or capped."""
+    from grader.report.pdf import context
+    doc = json.loads((FIXTURES / "cpu_fused.json").read_text())
+    row = doc["bench"][-1]
+    row["judge_clock"] = {**(row.get("judge_clock") or {}), "charged_ms": 6.35}
+    row["slowdown"] = (row["student_ms"] + 6.35) / row["sdpa_ms"]
+    text = format_result(result_from(doc))
+    line = next(x for x in text.splitlines() if f" {row['S']:>5} " in x and "x" in x)
+    assert f"{row['slowdown']:.2f}x*" in line, line
+    assert "* the grader's own clock saw rounds take longer" in text and "+6.35 ms a call" in text
+    perf = {r["S"]: r for r in context(doc, tmp_path)["perf_rows"]}
+    assert perf[row["S"]]["slowdown"].endswith("x*") and "+6.35 ms a call" in perf[row["S"]]["interval"]
+    assert not any(r["slowdown"].endswith("*") for S, r in perf.items() if S != row["S"])
