@@ -96,6 +96,9 @@ def test_one_log_line_per_submission_and_a_loud_warning_without_the_sandbox(grad
     for sid in graded_class["expected"]:
         assert sum(1 for line in log.splitlines() if f"| {sid} " in line) == 1, sid
     assert "ETA" in log
+    # the class folder's timestamps CSV is said to be read, not "not a submission" (a walkthrough's S3)
+    assert re.search(r"timestamps: \S*timestamps\.csv: \d+ submission times read from it", log), log[:2000]
+    assert "timestamps.csv: not a submission" not in log
     if HAVE_BWRAP:
         assert "sandbox: bwrap" in log
     else:

@@ -252,6 +252,15 @@ class Batch:
         found, skipped_names = discover_all(opts.submissions)
         entries = shard_of(found, *opts.shard)
         self.out.mkdir(parents=True, exist_ok=True)
+        times = self._timestamps_file()
+        if times is not None and times.is_file():
+            try:
+                read = f"{len(read_timestamps(times))} submission times read from it (lateness)"
+            except BatchError as e:
+                read = f"not read: {e}"
+            skipped_names = [f"{times.name}: the timestamps file, {read}" if line.startswith(f"{times.name}: not a")
+                             and times.parent.resolve() == opts.submissions.resolve() else line for line in skipped_names]
+            self.log(f"timestamps: {times}: {read}")
         if skipped_names:
             (self.out / "not_graded.txt").write_text("".join(f"{line}\n" for line in skipped_names))
             self.log(f"{len(skipped_names)} name(s) in {opts.submissions} not graded (OUT/not_graded.txt): "
