@@ -329,6 +329,19 @@ phases=${*:-setup system grade tests}
 #   N=20 LIMIT_throughput=560 tools/gpu_session.sh setup throughput
 #   ONLY='^(?!gpu_)[a-m]' tools/gpu_session.sh setup redteam; then '^(?!gpu_)[n-z]'
 #   LIMIT_triton=480 tools/gpu_session.sh setup triton
+# (2026-11-27, fifth session, H200, 67% then 50% counted): setup 8, reqcost 15, spy 114, grade 73-98
+# cold, gradetime 233-241 (GT_N=2), test_gpu past 300 cold (26 passed by then), 296 warm (34 of
+# 35: the naive reference's clean-SDPA ratio 1.10 at S = 64 with the references out of the later
+# requests: reverted) and test_cuda_reference_is_ok_within_1e4 93 (3 passed, final code),
+# redteam ONLY='^gpu_(canary|wrong)' 117, throughput N=8 211 (12.95 s a submission in steady
+# state, 8 of 8 ok). py-spy (phase spy) showed a request's seconds in 48 `normal_` launches a
+# pool refill, the canaries' 120 MB crossing 64 KiB pipes and `_read_exact`'s per-read buffers:
+# fixed; make grade 33.9 -> 26.1 s (old tree 14.6-16.3 s). What is left:
+#   tools/gpu_session.sh setup tests                 (test_gpu whole, on the final code: past 300 s cold)
+#   TESTS="tests/course/test_batch.py" tools/gpu_session.sh setup tests
+#   N=20 LIMIT_throughput=560 tools/gpu_session.sh setup throughput
+#   ONLY='^(?!gpu_)[a-m]' tools/gpu_session.sh setup redteam; then '^(?!gpu_)[n-z]'
+#   LIMIT_triton=480 tools/gpu_session.sh setup triton
 [ "$phases" = all ] && phases="setup system grade tests redteam corpus bench fidelity compile noisy throughput profile demo triton tprofile"
 for p in $phases; do
     start=$(date +%s)
