@@ -42,6 +42,21 @@ def _words(text: str) -> str:
     return " ".join(text.split())
 
 
+def prompt_and_answer(key: str, text: str) -> tuple[str, str]:
+    """(the template's question, the student's own text) of one answered section: the leading
+    paragraphs whose words are exactly the question's (a student who wrote under it and kept
+    it), and the rest. ("", text) when the section does not begin with the question."""
+    prompt = _template_prompts().get(key, "")
+    paragraphs = re.split(r"\n\s*\n", text.strip())
+    for n in range(1, len(paragraphs)):
+        head = "\n\n".join(paragraphs[:n])
+        if _words(head) == prompt:
+            return head, "\n\n".join(paragraphs[n:])
+        if not prompt.startswith(_words(head)):
+            break
+    return "", text
+
+
 _PROMPTS: dict = {}
 
 

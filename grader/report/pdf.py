@@ -32,6 +32,17 @@ class ReportError(Exception):
 
 # ---- the student's answers -----------------------------------------------------------
 
+def _answer(key: str, text: str):
+    """One answer as Typst: the template's question, where the student kept it above their
+    answer, set apart (grey, italic, "Question:"), then the answer as they wrote it."""
+    from ..core.answers import prompt_and_answer
+    prompt, own = prompt_and_answer(key, text)
+    if not prompt:
+        return markdown_to_typst(text)
+    return T(f"#block(text(fill: luma(110), style: \"italic\")[Question: {markdown_to_typst(prompt)}])\n\n"
+             f"{markdown_to_typst(own)}")
+
+
 def markdown_to_typst(md: str) -> T:
     """The student's Markdown as Typst markup (grader/report/markdown.py)."""
     from .markdown import markdown_to_typst as convert
@@ -157,7 +168,7 @@ def context(doc: dict, build: Path, profile_dir: Path | None = None, before: dic
         "perf_rows": perf_rows, "interval_level": f"{LEVEL:.0%}", "perf_unit": unit, "perf_chart": lit("perf.svg") if bench else None,
         **ai_context(shape0, sizes), **profiler, "shots": shots,
         "profile_notes": doc.get("profile_notes", []) + profiler["roofline_notes"],
-        "answers": [(title, markdown_to_typst(answers[key]) if key in answers else None)
+        "answers": [(title, _answer(key, answers[key]) if key in answers else None)
                     for key, title in zip(SECTION_KEYS, SECTIONS)],
         "no_report": doc.get("report_md") is None,
         "source": lit(source), "source_lang": lit("python" if source_kind == "triton" else "cpp"), "has_source": bool(source),

@@ -499,3 +499,17 @@ def test_the_report_names_the_pattern_over_the_configs(tmp_path):
     assert "Diagnosisovertheconfigs:wrongonlyonconfig2,whichdiffersfromeveryconfigthatpassesinS(S=333" in text
     assert "thelastpartialtileskippedorreadpastitsend,orthebatchindexing" in text
     assert "B=1H=2S=256D=64,qandk×8(largescores)" in text
+
+
+def test_a_kept_question_renders_apart_from_the_answer(tmp_path):
+    """The question a student kept above their answer prints as "Question: ..." (grey, italic),
+    then their answer: a walkthrough could not tell where the answer began (S3)."""
+    from conftest import TEMPLATE_DIR
+    doc = json.loads((RESULTS / "cpu_fused.json").read_text())
+    doc["report_md"] = (TEMPLATE_DIR / "report.md").read_text().replace(
+        "What does PyTorch do that you don't?", "What does PyTorch do that you don't?\n\nIt tiles K and V in SRAM.")
+    src = tmp_path / "r.json"
+    src.write_text(json.dumps(doc))
+    text = _squash(_text(render(src, tmp_path / "r.pdf")))
+    assert _squash("Question: How much slower than") in text and _squash("It tiles K and V in SRAM.") in text
+    assert text.count(_squash("Question:")) == 1
