@@ -4,8 +4,9 @@
 
 Each attack is a submission in tests/redteam/ (its docstring says the attack, the defence
 and the row it must get: `Expect: status=...; without=...; flags=...; message=...; slowdown_min=...`;
-`open=ISSUE` marks a known hole: the row it should get and does not yet, printed OPEN in every run,
-and a failure once it holds, so that the mark is dropped), plus
+`open=ISSUE` marks a known hole: the row it should get without flags (`without=`, `without_message=`,
+`slowdown_min=`) and does not yet, printed OPEN in every run; every other part still fails, and so
+does the entry once the hole holds, so that the mark is dropped), plus
 the sandbox escapes of tests/submissions/escape/ and hostile entries of the class folder
 itself (links, a FIFO, non-UTF-8 and formula-like names, a folder holding a link, a file
 too large). The class is graded like any class (sandbox, hidden config, secret seed), with
@@ -297,12 +298,13 @@ def check(cls: Class, proc: subprocess.CompletedProcess, before: dict) -> list[t
             problems.append(f"flags {sorted(flags)} lack {missing}")
         if want.message and want.message.lower() not in row["message"].lower():
             problems.append(f"message {row['message'][:200]!r} lacks {want.message!r}")
+        hole: list = []          # the structural defence's part: what an `open=` mark may excuse
         if want.without and (doc or {}).get("verdict_without_flags") != want.without:
-            problems.append(f"verdict without flags {(doc or {}).get('verdict_without_flags')} (want {want.without}):"
+            hole.append(f"verdict without flags {(doc or {}).get('verdict_without_flags')} (want {want.without}):"
                             f" {str((doc or {}).get('message_without_flags'))[:200]}")
         if want.without_message and want.without_message.lower() not in str(
                 (doc or {}).get("message_without_flags") or "").lower():
-            problems.append(f"message without flags {str((doc or {}).get('message_without_flags'))[:200]!r} "
+            hole.append(f"message without flags {str((doc or {}).get('message_without_flags'))[:200]!r} "
                             f"lacks {want.without_message!r}")
         if "ESCAPE" in row["message"] or "ESCAPE" in str((doc or {}).get("message_without_flags")):
             problems.append("the kernel says it escaped")
@@ -310,12 +312,13 @@ def check(cls: Class, proc: subprocess.CompletedProcess, before: dict) -> list[t
             low = [(b.get("S"), b.get("slowdown")) for b in (doc or {}).get("bench") or []
                    if not (isinstance(b.get("slowdown"), (int, float)) and b["slowdown"] >= want.slowdown_min)]
             if low or not (doc or {}).get("bench"):
-                problems.append(f"slowdown below {want.slowdown_min:g} (its real cost hidden): {low or 'no benchmark'}")
-        if want.open and problems:       # a known hole: said in every run, not counted as a regression
-            results.append((rid, OPEN, f"OPEN ({want.open}): " + "; ".join(problems)))
+                hole.append(f"slowdown below {want.slowdown_min:g} (its real cost hidden): {low or 'no benchmark'}")
+        if want.open and hole and not problems:   # the known hole alone: said in every run, not a regression
+            results.append((rid, OPEN, f"OPEN ({want.open}): " + "; ".join(hole)))
             continue
-        if want.open:
+        if want.open and not hole:
             problems.append(f"holds now, though its Expect says open={want.open}: drop open= (and say so in the issue)")
+        problems += hole
         results.append((rid, not problems, "; ".join(problems) or f"{row['status']}: {row['message'][:90]}"))
     after = snapshot(_guarded() + [cls.canary, cls.subs, cls.old_out])
     changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))

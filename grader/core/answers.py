@@ -47,11 +47,11 @@ def prompt_and_answer(key: str, text: str) -> tuple[str, str]:
     paragraphs whose words are exactly the question's (a student who wrote under it and kept
     it), and the rest. ("", text) when the section does not begin with the question."""
     prompt = _template_prompts().get(key, "")
-    paragraphs = re.split(r"\n\s*\n", text.strip())
-    for n in range(1, len(paragraphs)):
-        head = "\n\n".join(paragraphs[:n])
+    text = text.strip()
+    for gap in re.finditer(r"\n[ \t]*\n\s*", text):      # the answer as written after it: blank lines kept
+        head = text[:gap.start()]
         if _words(head) == prompt:
-            return head, "\n\n".join(paragraphs[n:])
+            return head, text[gap.end():]
         if not prompt.startswith(_words(head)):
             break
     return "", text

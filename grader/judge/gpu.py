@@ -5,7 +5,7 @@ Timing, one harness for the student, SDPA and the references (the method of
 can get inputs it has not seen):
 - events: `ROUNDS` interleaved rounds (a warm-up round first, discarded); in a round each
   kernel, in turn (the order rotated round by round), makes `CALLS` calls, each on its own
-  input set of a pool refilled with fresh random numbers before the kernel's turn, with
+  input set of a pool, written with fresh random numbers just before the call, with
   the L2 cache flushed (a 256 MiB buffer zeroed) before every call and CUDA events around
   it, and the persisting-L2 limit forced to 0 and the persisting lines reset before every
   call (`L2Persistence`: a kernel cannot keep its data resident across calls through an
@@ -119,26 +119,35 @@ def _timing(values_ms: list[float], reps: int) -> Timing:
 
 
 class Pool:
-    """`n` input sets of one shape on the GPU, refilled with fresh random numbers on demand
-    (a generator seeded from the judge's nonce). The 3n tensors are views of one buffer, each
-    starting on a 1 KiB boundary, so that a refill is one launch (48 small `normal_` launches a
-    refill, thousands a request, were most of a graph request's time on an H200)."""
-    ALIGN = 256                # floats: every tensor starts 1 KiB-aligned
+    """`n` input sets of one shape on the GPU, filled with fresh random numbers on demand (a
+    generator seeded from the judge's nonce). Each set's q, k, v are views of one buffer of
+    its own (each tensor 1 KiB from the buffer's start), so that filling a set is one launch
+    (three per set, 48 a refill and thousands a request, were most of a graph request's time
+    on an H200). The event method fills set j just before call j (`fill`): no call's inputs
+    exist before the call before it has ended, so no call can compute a later one's answer
+    (with every set written ahead, at fixed offsets of one buffer, it could)."""
+    ALIGN = 256                # floats
 
     def __init__(self, shape: Shape, n: int, nonce: int):
         size = (shape.B, shape.H, shape.S, shape.D)
         numel = shape.B * shape.H * shape.S * shape.D
         stride = -(-numel // self.ALIGN) * self.ALIGN
-        self.flat = torch.empty(3 * n * stride, device="cuda")
-        views = [self.flat[i * stride:i * stride + numel].view(size) for i in range(3 * n)]
-        self.sets = [tuple(views[3 * i:3 * i + 3]) for i in range(n)]
+        self.bufs = [torch.empty(3 * stride, device="cuda") for _ in range(n)]
+        self.sets = [tuple(b[i * stride:i * stride + numel].view(size) for i in range(3)) for b in self.bufs]
         self.gen = torch.Generator(device="cuda").manual_seed(input_seed(nonce, 0))
 
+    def fill(self, j: int, canary: tuple | None = None) -> None:
+        """Set j: fresh random numbers, or the judge's canary inputs."""
+        if canary is None:
+            self.bufs[j].normal_(generator=self.gen)
+            return
+        for dst, src in zip(self.sets[j], canary):
+            dst.copy_(src, non_blocking=False)
+
     def refill(self, canaries: dict | None = None) -> None:
-        self.flat.normal_(generator=self.gen)
-        for i, srcs in (canaries or {}).items():
-            for dst, src in zip(self.sets[i], srcs):
-                dst.copy_(src, non_blocking=False)
+        """Every set (the graph method and the probes: written before the replay)."""
+        for j in range(len(self.bufs)):
+            self.fill(j, (canaries or {}).get(j))
 
 
 # ---- the judge's canaries ------------------------------------------------------------------
@@ -219,7 +228,6 @@ def time_events(kernels: dict, shape: Shape, nonce: int, canaries: dict, kept: d
             mine = {}
             if name == "student" and r >= 1:
                 mine = {j: canaries[(r - 1) * CALLS + j] for j in range(CALLS) if (r - 1) * CALLS + j in canaries}
-            pool.refill(mine)
             if name == "sdpa" and guard is not None:
                 guard.restore()
             starts = [torch.cuda.Event(enable_timing=True) for _ in range(CALLS)]
@@ -232,6 +240,7 @@ def time_events(kernels: dict, shape: Shape, nonce: int, canaries: dict, kept: d
                 watching.start()
             try:
                 for j in range(CALLS):
+                    pool.fill(j, mine.get(j))         # written now: no call sees a later call's inputs
                     reset_ok = persisting.reset() and reset_ok
                     flush.zero_()
                     starts[j].record(stream)
@@ -375,8 +384,8 @@ def timing_description() -> dict:
         "method": f"CUDA events around each call (L2 flushed before each), CUDA graphs at S <= {GRAPH_MAX_S} "
                   "when every kernel can be captured",
         "description": f"{ROUNDS - 1} interleaved rounds after a warm-up round, {CALLS} calls per kernel per "
-                       "round, each call on an input set it has not seen (a pool refilled with fresh random "
-                       "numbers before every turn), the L2 flushed and its persisting lines reset (limit 0) "
+                       "round, each call on an input set it has not seen (written with fresh random numbers "
+                       "just before the call), the L2 flushed and its persisting lines reset (limit 0) "
                        "before every call; median of the round medians; more rounds while the slowdown's 95% "
                        "interval is wider than the precision asked for or straddles a tier boundary. "
                        f"Graphs: {GRAPH_CALLS} calls on distinct inputs captured once, replayed "

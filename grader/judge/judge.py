@@ -810,7 +810,6 @@ class Judge:
         plan = _canary_plan(shape, rng)
         pending = maker.submit(_make_canaries, shape, plan[1])
         spent_in = {"canaries_wait": 0.0, "requests": 0.0, "checks": 0.0}   # the size's seconds, by part
-        self._request_s = 0.0
         try:
             while True:
                 t0 = time.monotonic()
@@ -825,11 +824,11 @@ class Judge:
                 # kernel alone ran 1.10-1.12x the clean SDPA beside the references at S = 64)
                 with monitor.window() as health:
                     got = self._bench_request(shape, kernels, rng, canaries, watch=sent == watched_request)
-                spent_in["requests"] += self._request_s
-                spent_in["checks"] += time.monotonic() - t0 - self._request_s
                 sent += 1
                 if got is None:
                     return None
+                spent_in["requests"] += got["wall"]
+                spent_in["checks"] += time.monotonic() - t0 - got["wall"]
                 errs += got["errs"]
                 spent = time.monotonic() - start
                 if health.throttled and spent < rule.cap_s:
@@ -897,7 +896,7 @@ class Judge:
                                      "kernels": kernels, "canaries": [{"slot": s} for s in picked],
                                      "observe": self.observe, "watch": watch},
                                     payload, timeout=self.cfg.timeout_bench + self.jit_s, max_payload=size * len(picked))
-        wall = self._request_s = time.monotonic() - t0
+        wall = time.monotonic() - t0
         reply = self._expect(reply)
         self.state["audit"] = reply.get("audit") if isinstance(reply.get("audit"), dict) else {}
         for report in (reply.get("launches") if isinstance(reply.get("launches"), list) else [])[:4]:
@@ -947,7 +946,7 @@ class Judge:
                 f"S={shape.S}: a call takes {probe:.3f} ms with the device synchronised but "
                 f"{on_stream:.3f} ms by the events on the timed stream: work left running "
                 "on another stream?")})
-        return {"timings": timings, "errs": errs, "method": method,
+        return {"timings": timings, "errs": errs, "method": method, "wall": wall,
                 "rounds": _plausible_rounds(extra.get("rounds"), timings, wall),
                 "reps": reply.get("reps") if isinstance(reply.get("reps"), int) else None,
                 "sdpa_backend": str(extra.get("sdpa_backend", ""))[:40],

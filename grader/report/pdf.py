@@ -92,7 +92,7 @@ def context(doc: dict, build: Path, profile_dir: Path | None = None, before: dic
     perf_rows = []
     for b in bench:
         gf = (lambda ms: "-" if not ms else f"{b['flops'] / (ms * 1e-3) / scale:.2f}")
-        note = adjusted(b.get("judge_clock"), doc["backend"])     # the slowdown is not yours / SDPA: why
+        note = adjusted(b.get("judge_clock"), on_gpu)     # the slowdown is not yours / SDPA: why
         perf_rows.append({"S": b["S"], "shape": f"{b['B']},{b['H']},{b['S']},{b['D']}",
                           "student": format_ms(b["student_ms"]), "sdpa": format_ms(b["sdpa_ms"]),
                           "slowdown": "-" if b["slowdown"] is None else f"{b['slowdown']:.2f}x" + ("*" if note else ""),

@@ -27,16 +27,19 @@ def _err(x: float | None) -> str:
     return "-" if x is None else f"{x:.2e}"
 
 
-def adjusted(judge_clock: dict | None, backend: str) -> str:
+def adjusted(judge_clock: dict | None, on_gpu: bool) -> str:
     """Why a row's slowdown is not the yours / SDPA of its columns (the judge's clock adjusted
-    it, grader/judge/judge.py `cap_baseline` and `_clean_sdpa`), or "" when it is."""
+    it, grader/judge/judge.py `cap_baseline` and `_clean_sdpa`), or "" when it is. `on_gpu`: the
+    kernel ran on a GPU (a Triton kernel may run on the CPU, in the interpreter)."""
     clock = judge_clock or {}
     parts = []
     if clock.get("sdpa_capped_ms"):
-        cap = "1.10x the SDPA timed in a clean process" if backend != "cpu" else "1.25x the grader's own SDPA"
-        parts.append(f"against SDPA {clock['sdpa_capped_ms']:.4g} ms ({cap}), not the SDPA column")
+        cap = "1.10x the SDPA timed in a clean process" if on_gpu else "1.25x the grader's own SDPA"
+        parts.append(f"SDPA ran slower beside your kernel: taken against {clock['sdpa_capped_ms']:.4g} ms ({cap}), "
+                     "not the SDPA column")
     if clock.get("charged_ms"):
-        parts.append(f"+{clock['charged_ms']:.3g} ms a call the grader's clock saw beyond the calls reported")
+        parts.append(f"the grader's own clock saw rounds take longer than the calls reported: +{clock['charged_ms']:.3g} "
+                     "ms a call charged to your kernel")
     return "; ".join(parts)
 
 
@@ -108,8 +111,9 @@ def format_result(r: GradeResult) -> str:
         out += ["", f"benchmark (median ms, {method}; slowdown = yours / SDPA):",
                 f"  {'B':>2} {'H':>3} {'S':>5} {'D':>4}  {'yours':>9} {'SDPA':>9} {'slowdown':>9} "
                 f"{'naive':>9} {'fused':>9}{' fused-opt' if opt else ''} {'yours GFLOP/s':>14}"]
+        on_gpu = r.backend == "cuda" or bool((r.system or {}).get("gpu"))
         for b in r.bench:
-            slow = "-" if b.slowdown is None else f"{b.slowdown:.2f}x" + ("*" if adjusted(b.judge_clock, r.backend) else "")
+            slow = "-" if b.slowdown is None else f"{b.slowdown:.2f}x" + ("*" if adjusted(b.judge_clock, on_gpu) else "")
             gf = "-" if b.student_gflops is None else f"{b.student_gflops:.1f}"
             out.append(f"  {b.B:>2} {b.H:>3} {b.S:>5} {b.D:>4}  {_ms(b.student_ms):>9} {_ms(b.sdpa_ms):>9} "
                        f"{slow:>9} {_ms(b.naive_ms):>9} {_ms(b.fused_ms):>9}"
@@ -123,19 +127,8 @@ def format_result(r: GradeResult) -> str:
             out.append(f"  slowdown, 95% interval (timed until ±{spans[0][0].interval.get('target', 0):.0%} and "
                        "clear of the tier boundaries, or a cap):")
             out += [f"    S={b.S:<5} {text}" for b, text in spans]
-        capped = [b for b in r.bench if (b.judge_clock or {}).get("sdpa_capped_ms")]
-        if capped:
-            cap = "1.10x the SDPA the grader timed in a clean process" if r.backend != "cpu" else \
-                "1.25x the grader's SDPA"
-            out.append("  * SDPA ran slower beside your kernel than in the grader's own process at S = "
-                       + ", ".join(str(b.S) for b in capped) + ": the slowdown there is taken against "
-                       + ", ".join(f"{b.judge_clock['sdpa_capped_ms']:.4g} ms" for b in capped)
-                       + f" ({cap}), not the SDPA column")
-        charged = [b for b in r.bench if (b.judge_clock or {}).get("charged_ms")]
-        if charged:
-            out.append("  * the grader's own clock saw rounds take longer than the calls reported at S = "
-                       + ", ".join(f"{b.S} (+{b.judge_clock['charged_ms']:.3g} ms a call)" for b in charged)
-                       + ": that time is charged to your kernel in the slowdown")
+        # * a slowdown the judge's clock adjusted: what it was taken against, or what was charged
+        out += [f"  * S={b.S}: {adjusted(b.judge_clock, on_gpu)}" for b in r.bench if adjusted(b.judge_clock, on_gpu)]
         out += _quality_lines(r.bench_quality)
     if r.profiles or r.profile_notes:
         cpu = any(p.get("profiler") == "cpu" for p in r.profiles)

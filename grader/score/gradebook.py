@@ -220,9 +220,12 @@ def scored(doc: dict, rubric: Rubric, hidden_count: int | None, chosen: dict[str
         items[i] = replace(item, score=o.number, output=f"{o.number:g} of {item.max_score:g}, set by {who(o)} "
                                                         f"(automatic: {item.score:g}; {item.output})")
     if review:
-        # shown to the student (the returned PDF, Gradescope): a cheat_suspected verdict scored
-        # after all, or every item at 0, says why
-        items.append(Item("integrity review", 0, 0, f"{review.value} by {who(review)}", key="review"))
+        # the outcome shown to the student (the returned PDF, Gradescope): a cheat_suspected verdict
+        # scored after all says why; who decided it and their reason stay the instructor's (a reason
+        # may quote what the flags look for)
+        items.append(Item("integrity review", 0, 0, f"{review.value} by the course staff", key="review"))
+        items.append(Item("integrity review (reviewer)", 0, 0, f"{review.value} by {who(review)}",
+                          visibility="hidden", key="review:reviewer"))
     if "adjust" in chosen:
         o = chosen["adjust"]
         items.append(Item("manual adjustment", o.number, 0, f"{o.number:+g} points, by {who(o)}", key="adjust"))

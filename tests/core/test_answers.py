@@ -26,6 +26,8 @@ def test_a_question_kept_above_its_answer_is_told_apart_from_it():
     prompt, own = prompt_and_answer("gap", answers["gap"])
     assert " ".join(prompt.split()) == _template_prompts()["gap"] and own == "It tiles K and V.\n\nAnd it fuses."
     assert prompt_and_answer("gap", "It tiles K and V.") == ("", "It tiles K and V.")
+    fenced = answers["gap"].replace("It tiles K and V.", "```\na\n\n\n\nb\n```")   # blank lines as written
+    assert prompt_and_answer("gap", fenced)[1].startswith("```\na\n\n\n\nb\n```")
     assert prompt_and_answer("gap", "How much slower? Much.") == ("", "How much slower? Much.")
     typst = _answer("gap", answers["gap"])
     assert typst.startswith("#block(text(fill: luma(110)") and "Question:" in typst and "It tiles K and V" in typst

@@ -616,23 +616,27 @@ def test_points_outside_an_items_range_stop_the_batch_before_grading(tmp_path):
     assert str(e.value).count("overrides.csv") == 1, str(e.value)
 
 
-def test_a_deadline_or_rubric_change_in_another_config_file_keeps_every_key(tmp_path):
+def test_a_deadline_change_in_another_config_file_keeps_every_key(tmp_path):
     """INSTRUCTORS: "a rubric or deadline change needs no regrade", in place or given as
-    `batch --config FILE`: the key of a grade leaves out where the config was read from and the
-    rubric's tier boundaries; what the grade depends on (a tolerance) still changes it."""
+    `batch --config FILE`: the key of a grade leaves out where the config was read from; what
+    the grade depends on (a tolerance, the tier boundaries its timing runs clear of, the file's
+    [precision] policy) still changes it."""
     from grader.core import config
     from grader.course.batch import submission_key
     sub = tmp_path / "alice.py"
     sub.write_text((REPO / "grader" / "pristine" / "attention.py").read_text())
     text = (REPO / "assignment" / "config.toml").read_text()
     later = tmp_path / "later.toml"
-    later.write_text(re.sub(r"(?m)^(\s*)max_slowdown = 1\.5$", r"\1max_slowdown = 1.6", text)
-                     .replace("2026-12-11", "2026-12-18"))
+    later.write_text(text.replace("2026-12-11", "2026-12-18"))
     assert later.read_text() != text and "2026-12-18" in later.read_text()
     base = config.load(REPO / "assignment" / "config.toml")
     moved = config.load(later)
     assert moved.source != base.source
     assert submission_key(sub, moved, "auto") == submission_key(sub, base, "auto")
-    stricter = tmp_path / "stricter.toml"
-    stricter.write_text(re.sub(r"(?m)^tolerance = .*$", "tolerance = 0.0005", text))
-    assert submission_key(sub, config.load(stricter), "auto") != submission_key(sub, base, "auto")
+    for name, changed in (("stricter", re.sub(r"(?m)^tolerance = .*$", "tolerance = 0.0005", text)),
+                          ("tiers", re.sub(r"(?m)^(\s*)max_slowdown = 1\.5$", r"\1max_slowdown = 1.6", text)),
+                          ("fp32", re.sub(r"(?m)^allowed = .*$", 'allowed = ["fp32"]', text))):
+        assert changed != text, name
+        path = tmp_path / f"{name}.toml"
+        path.write_text(changed)
+        assert submission_key(sub, config.load(path), "auto") != submission_key(sub, base, "auto"), name

@@ -566,6 +566,9 @@ def test_the_gpu_benchmark_asks_for_canaries_a_watched_round_and_checks_what_com
     assert got is not None and got["recheck"] is not None and got["recheck"] < 1e-4, got["recheck"]
     requests = child.requests
     assert len(requests) >= MIN_REQUESTS
+    # where the size's seconds went (timing.bench_seconds_by_S), on the judge's clock
+    seconds = got["seconds"]
+    assert seconds["sent"] == len(requests) and 0 < seconds["requests"] <= seconds["total"], seconds
     per_request = CANARIES * (2 if shape.S <= GRAPH_MAX_S else 1)
     assert all(len(h["canaries"]) == per_request for h in requests)
     assert got["checked_calls"] == CANARIES * len(requests)          # graph canaries: the graph was not used

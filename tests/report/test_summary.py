@@ -78,7 +78,7 @@ def test_a_slowdown_the_judges_clock_adjusted_is_marked_where_its_columns_do_not
     text = format_result(result_from(doc))
     line = next(x for x in text.splitlines() if f" {row['S']:>5} " in x and "x" in x)
     assert f"{row['slowdown']:.2f}x*" in line, line
-    assert "* the grader's own clock saw rounds take longer" in text and "+6.35 ms a call" in text
+    assert f"* S={row['S']}: the grader's own clock saw rounds take longer" in text and "+6.35 ms a call" in text
     perf = {r["S"]: r for r in context(doc, tmp_path)["perf_rows"]}
     assert perf[row["S"]]["slowdown"].endswith("x*") and "+6.35 ms a call" in perf[row["S"]]["interval"]
     assert not any(r["slowdown"].endswith("*") for S, r in perf.items() if S != row["S"])

@@ -14,8 +14,8 @@
 
 Re-running skips every submission whose key is unchanged and whose outputs are complete,
 so a batch killed at any moment (even `kill -9`) completes on the next run with each
-submission exactly once. Scores are recomputed from the results on every run (a rubric
-change needs no regrade).
+submission exactly once. Scores are recomputed from the results on every run (a change of
+points or of the deadline needs no regrade; new tier boundaries do).
 """
 from .discover import (BatchError, Entry, discover, discover_all, extract_zip, read_timestamps, safe_id,
                        shard_of, stage, submission_key)

@@ -207,10 +207,11 @@ def extract_zip(path: Path, dest: Path) -> Path:
 
 
 # what a config holds that the grade does not depend on: where it was read from (`batch --config
-# FILE` with the same content is the same grade) and the rubric's tier boundaries (they only
-# tell the timing when to stop; the tier is scored again from the results on every run), so
-# that a rubric or deadline change, in place or in another file, regrades nothing
-_NOT_KEYED = ("source", "tier_bounds")
+# FILE` with the same content is the same grade: a deadline or points change, in place or in
+# another file, regrades nothing). The file's [precision] policy, which the grade reads through
+# that path, is keyed instead. The tier boundaries stay keyed: the timing runs until its interval
+# is clear of them, so new boundaries are timed again
+_NOT_KEYED = ("source",)
 
 
 def submission_key(folder_or_file: Path, cfg: Config, backend: str) -> str:
@@ -226,7 +227,13 @@ def submission_key(folder_or_file: Path, cfg: Config, backend: str) -> str:
         h.update(b"\0")
         h.update(p.read_bytes())
         h.update(b"\0")
-    h.update(json.dumps({k: v for k, v in cfg.to_json().items() if k not in _NOT_KEYED}, sort_keys=True).encode())
+    from ...core.config import load_precision
+    keyed = {k: v for k, v in cfg.to_json().items() if k not in _NOT_KEYED}
+    try:
+        keyed["precision_allowed"] = list(load_precision(cfg.source).allowed) if cfg.source else None
+    except Exception:  # noqa: BLE001 - the grade says what is wrong with the file
+        keyed["precision_allowed"] = "unreadable"
+    h.update(json.dumps(keyed, sort_keys=True).encode())
     h.update(f"{backend}|{BUILD_VERSION}|{GRADER_KEY_VERSION}".encode())
     return h.hexdigest()[:20]
 
