@@ -1017,6 +1017,12 @@ class Judge:
         samples: dict = {n: [] for n in names}
         errs: list = []
         unaccounted: list = []          # each round's time on the judge's clock that no call reported
+        # SDPA timed here too, on a round's own (k, q, v) as the child's SDPA got them, with the child's
+        # processes stopped, between the rounds: paired in time with them (SDPA measured once, after
+        # the rounds, ran 0.5-1.9x the child's on an honest kernel's grades as the 2-core machine
+        # drifted, and the cap cost fused_opt.cpp a tier), and at most ~1/JUDGE_SDPA_EVERY of the time
+        judge_sdpa: list = []
+        judge_next = 0.0
         sampler = self._cpu_sampler()   # where the child's CPU time goes, sampled from outside
         start = time.monotonic()
         r = 0
@@ -1035,6 +1041,14 @@ class Judge:
                 unaccounted.append(wall_ms - sum(times.values()))
                 errs.append(row_error(data if reply.get("returned") is True else None, q, k, v, rng, ROWS_PER_HEAD))
                 r += 1
+                if time.monotonic() >= judge_next:
+                    t0 = time.monotonic()
+                    with child.paused():
+                        judge_sdpa.append(_sdpa_once(k, q, v, self.threads))
+                    spent = time.monotonic() - t0          # the judge's time, not the kernel's
+                    child.deadline += spent
+                    deadline += spent
+                    judge_next = time.monotonic() + JUDGE_SDPA_EVERY * spent
         except ImplausibleTimings as e:
             raise ChildFailed("runtime_error", str(e)) from None
         finally:
@@ -1056,8 +1070,10 @@ class Judge:
         # spinning between calls slow both alike); SDPA's clean figure with the kernel's processes
         # stopped: nothing of it runs while the judge times the baseline the cap is taken from
         harness_ms = _harness_here(shape, len(names))
-        with child.paused():
-            sdpa_ms = _sdpa_here(shape, self.threads, rng)
+        if len(judge_sdpa) < JUDGE_SDPA_MIN:        # a size of few rounds: more samples, after them
+            with child.paused():
+                judge_sdpa += _sdpa_here(shape, self.threads, rng, JUDGE_SDPA_MIN - len(judge_sdpa))
+        sdpa_ms = statistics.median(judge_sdpa)
         clock = {"unaccounted_ms": round(statistics.median(unaccounted), 4), "harness_ms": round(harness_ms, 4),
                  "sdpa_ms": round(sdpa_ms, 4)}
         quality = meter.quality(shape, timings, self.cfg)
@@ -1440,9 +1456,27 @@ def round_samples(d, names: list, wall_ms: float, r: int) -> dict:
     return out
 
 
-def _sdpa_here(shape: Shape, threads: int, rng, reps: int = 5) -> float:
-    """Median time (ms) of SDPA in the judge's own process, with the grade's thread count,
-    on fresh inputs (the child is idle meanwhile): the baseline no kernel can touch."""
+JUDGE_SDPA_EVERY = 9        # the judge's SDPA samples take at most ~1/(1 + this) of a size's timing
+JUDGE_SDPA_MIN = 5
+
+
+def _sdpa_once(q, k, v, threads: int) -> float:
+    """One SDPA call's time (ms) in the judge's own process, with the grade's thread count."""
+    import torch
+    import torch.nn.functional as F
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        t0 = time.perf_counter()
+        F.scaled_dot_product_attention(q, k, v)
+        return (time.perf_counter() - t0) * 1e3
+    finally:
+        torch.set_num_threads(before)
+
+
+def _sdpa_here(shape: Shape, threads: int, rng, reps: int = 5) -> list[float]:
+    """Times (ms) of SDPA in the judge's own process, with the grade's thread count, on fresh
+    inputs (the child is stopped meanwhile): the baseline no kernel can touch."""
     import torch
     import torch.nn.functional as F
 
@@ -1459,7 +1493,7 @@ def _sdpa_here(shape: Shape, threads: int, rng, reps: int = 5) -> float:
             times.append((time.perf_counter() - t0) * 1e3)
     finally:
         torch.set_num_threads(before)
-    return statistics.median(times)
+    return times
 
 
 def _import_torch() -> None:
