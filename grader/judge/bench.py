@@ -26,8 +26,8 @@ what that process cannot forge (grader/judge/judge.py, `_bench_size_cpu`):
   inputs as (k, q, v), the same bytes in the same caches (no copy, no change of speed), so
   an output they leave alive or freed in the process (the harness's own local, a block of
   the allocator) is never the kernel's answer to copy;
-- SDPA is timed in the judge's own, clean process too, and the slowdown is taken against at
-  most 1.25x that: a baseline slowed in the kernel's process (an allocator, OpenMP's
+- SDPA is timed in the judge's own, clean process too, between the rounds (the child stopped),
+  and the slowdown is taken against at most 1.25x that: a baseline slowed in the kernel's process (an allocator, OpenMP's
   settings, threads left running: however it was done) flatters no one;
 - torch's global state that SDPA's speed depends on (`StateGuard`: threads, the SDP
   backend flags, TF32 flags, denormal flushing) is compared with its value at the start
