@@ -37,3 +37,12 @@ def printable_tree(obj):
     if isinstance(obj, (list, tuple)):
         return [printable_tree(v) for v in obj]
     return obj
+
+
+def clipped(text: str, limit: int = 400) -> str:
+    """`text` at most `limit` characters, cut at a word and marked (…) when it was longer: a
+    score line cut mid-word ("the cap on timing pe") reads as the whole of it."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit - 1]
+    return (cut[:cut.rfind(" ")] if " " in cut[limit // 2:] else cut).rstrip(" ,;:(") + "…"

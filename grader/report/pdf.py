@@ -18,6 +18,7 @@ import threading
 from datetime import date
 from pathlib import Path
 
+from ..core.safetext import clipped
 from ..core.answers import PROMPTS_FILE, SECTION_KEYS, SECTIONS, split_answers  # noqa: F401 - their old home
 from ..analysis.confidence import LEVEL, describe
 from ..core.config import REPO_ROOT
@@ -218,7 +219,7 @@ def score_preview(doc: dict) -> dict | None:
     if p is None:
         return None
     return {"score": f"{p.score:g}", "max": f"{p.max_score:g}", "notes": list(p.may_change),
-            "rows": [{"name": i.name, "score": f"{i.score:g}", "max": f"{i.max_score:g}", "output": i.output[:200]}
+            "rows": [{"name": i.name, "score": f"{i.score:g}", "max": f"{i.max_score:g}", "output": clipped(i.output)}
                       for i in p.items]}
 
 

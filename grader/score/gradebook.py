@@ -33,6 +33,7 @@ from datetime import datetime, timedelta
 
 from ..core.config import Deadline, Rubric
 from .overrides import Override, OverrideError
+from ..core.safetext import clipped
 from ..core.answers import SECTION_KEYS, SECTIONS, split_answers
 
 
@@ -349,7 +350,7 @@ def final_score(items: list[Item], late: Lateness) -> dict:
     late penalty applied); items Gradescope hides from students are left out."""
     score, max_score = total(items, late)
     return {"score": score, "max": max_score, "late": late.note if late.penalty else "",
-            "rows": [{"name": i.name, "score": i.score, "max": i.max_score, "output": i.output[:200]}
+            "rows": [{"name": i.name, "score": i.score, "max": i.max_score, "output": clipped(i.output)}
                      for i in items if i.visibility != "hidden"]}
 
 

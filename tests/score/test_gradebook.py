@@ -228,3 +228,17 @@ def test_the_final_score_is_the_gradebooks_total_with_the_late_penalty():
     final = gb.final_score(items, late)
     assert (final["score"], final["max"]) == gb.total(items, late)
     assert final["score"] == gb.gradescope(doc, items, late)["score"] and "1 day late" in final["late"]
+
+
+def test_a_long_score_line_is_cut_at_a_word_and_marked():
+    """A re-walk found the PDF's performance line cut mid-word, "(the cap on timing pe", and
+    nothing said it was cut; Gradescope had the whole line."""
+    from grader.core.safetext import clipped
+    line = "tier <= 1.5x; the interval reaches tier <= 1.5x but is too wide to count (the cap on timing " \
+           "per size was reached); " * 5
+    short = clipped(line)
+    assert len(short) <= 400 and short.endswith("…") and line.startswith(short[:-1])
+    assert short[:-1].split()[-1] in line.split()           # a whole word before the mark
+    assert clipped("the whole line") == "the whole line"
+    items = [gb.Item("performance vs SDPA", 20, 25, line)]
+    assert gb.final_score(items, gb.lateness(None, None))["rows"][0]["output"] == short
