@@ -513,3 +513,13 @@ def test_a_kept_question_renders_apart_from_the_answer(tmp_path):
     text = _squash(_text(render(src, tmp_path / "r.pdf")))
     assert _squash("Question: How much slower than") in text and _squash("It tiles K and V in SRAM.") in text
     assert text.count(_squash("Question:")) == 1
+
+
+def test_a_grade_without_a_benchmark_says_so_where_the_method_would_be(tmp_path):
+    """A re-walk read "-. Tolerance 0.001 ..." in the appendix of an unimplemented template's PDF."""
+    doc = json.loads((RESULTS / "cpu_fused.json").read_text())
+    doc["bench"], doc["timing"] = [], {}
+    src = tmp_path / "r.json"
+    src.write_text(json.dumps(doc))
+    text = _squash(_text(render(src, tmp_path / "r.pdf")))
+    assert _squash("No benchmark ran in this grade. Tolerance") in text and _squash("-. Tolerance") not in text
