@@ -45,6 +45,12 @@ PY=${PY:-python3}
 declare -A LIMIT=([setup]=300 [system]=150 [grade]=240 [tests]=1500 [redteam]=580 [corpus]=300 [bench]=120 [fidelity]=400 [ab]=560 [gradetime]=560
                   [compile]=120 [noisy]=300 [throughput]=480 [profile]=240 [beforeafter]=300 [heldout]=300 [sbprof]=560 [demo]=240 [triton]=420 [tprofile]=240 [reqcost]=200 [spy]=300)
 
+# a results file's stage seconds and where each GPU size's bench seconds went
+stages() {
+    $PY -c "import json, sys; d = json.load(open(sys.argv[1])); print('stages', d.get('stage_seconds'))
+for S, s in (d.get('timing') or {}).get('bench_seconds_by_S', {}).items(): print('  S', S, s)" "$1"
+}
+
 phase() {
 case $1 in
 triton)
@@ -105,8 +111,7 @@ EOF2
 grade)
     make grade SUBMISSION=reference/fused.cu OUT="$LOGS/grade" PYTHON=$PY
     cp "$LOGS/grade/results.json" "$LOGS/grade_fused.json" 2>/dev/null
-    $PY -c "import json, sys; d = json.load(open(sys.argv[1])); print('stages', d.get('stage_seconds'))
-for S, s in (d.get('timing') or {}).get('bench_seconds_by_S', {}).items(): print('  S', S, s)" "$LOGS/grade_fused.json" ;;
+    stages "$LOGS/grade_fused.json" ;;
 reqcost)
     $PY tools/request_cost.py ;;
 spy)
@@ -115,8 +120,7 @@ spy)
     $PY -m grader grade reference/fused.cu --no-bench --quiet --json /tmp/spy-warm.json >/dev/null 2>&1
     py-spy record --subprocesses --idle --rate 200 --format raw --output "$LOGS/spy.txt" -- \
         $PY -m grader grade reference/fused.cu --quiet --json "$LOGS/spy.json" | tail -3
-    $PY -c "import json, sys; d = json.load(open(sys.argv[1])); print('stages', d.get('stage_seconds'))
-for S, s in (d.get('timing') or {}).get('bench_seconds_by_S', {}).items(): print('  S', S, s)" "$LOGS/spy.json" ;;
+    stages "$LOGS/spy.json" ;;
 tests)
     # one pytest per file, each under its own limit (TESTS_<file stem>, seconds), so that a hang
     # costs its file only; a test running past 150 s dumps every thread's stack (faulthandler)

@@ -1476,24 +1476,11 @@ def _sdpa_once(q, k, v, threads: int) -> float:
 
 def _sdpa_here(shape: Shape, threads: int, rng, reps: int = 5) -> list[float]:
     """Times (ms) of SDPA in the judge's own process, with the grade's thread count, on fresh
-    inputs (the child is stopped meanwhile): the baseline no kernel can touch."""
-    import torch
-    import torch.nn.functional as F
-
+    inputs (the child is stopped meanwhile): the baseline no kernel can touch. The first call
+    warms up and is not kept."""
     from .check import make_inputs
-    before = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
-        q, k, v = make_inputs(shape, rng.getrandbits(62))
-        F.scaled_dot_product_attention(q, k, v)
-        times = []
-        for _ in range(reps):
-            t0 = time.perf_counter()
-            F.scaled_dot_product_attention(q, k, v)
-            times.append((time.perf_counter() - t0) * 1e3)
-    finally:
-        torch.set_num_threads(before)
-    return times
+    q, k, v = make_inputs(shape, rng.getrandbits(62))
+    return [_sdpa_once(q, k, v, threads) for _ in range(reps + 1)][1:]
 
 
 def _import_torch() -> None:

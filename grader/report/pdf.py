@@ -82,13 +82,13 @@ def _perf_chart(bench: list, path: Path, backend: str) -> None:
 def context(doc: dict, build: Path, profile_dir: Path | None = None, before: dict | None = None) -> dict:
     """Everything the template shows, computed and formatted here."""
     from ..analysis.diagnose import across_configs
-    from .summary import adjusted, numerics_line
+    from .summary import adjusted, numerics_line, ran_on_gpu
     front, answers = split_answers(doc.get("report_md"))
     sub = doc["submission"]
     checks = doc.get("checks", [])
     bench = doc.get("bench", [])
     tol = doc["config"]["tolerance"]
-    on_gpu = doc["backend"] == "cuda" or bool((doc.get("system") or {}).get("gpu"))   # Triton: either
+    on_gpu = ran_on_gpu(doc["backend"], doc.get("system"))
     unit, scale = ("TFLOP/s", 1e12) if on_gpu else ("GFLOP/s", 1e9)
     perf_rows = []
     for b in bench:

@@ -27,6 +27,11 @@ def _err(x: float | None) -> str:
     return "-" if x is None else f"{x:.2e}"
 
 
+def ran_on_gpu(backend: str, system: dict | None) -> bool:
+    """Whether the kernel ran on a GPU (a Triton kernel runs on either: the system says)."""
+    return backend == "cuda" or bool((system or {}).get("gpu"))
+
+
 def adjusted(judge_clock: dict | None, on_gpu: bool) -> str:
     """Why a row's slowdown is not the yours / SDPA of its columns (the judge's clock adjusted
     it, grader/judge/judge.py `cap_baseline` and `_clean_sdpa`), or "" when it is. `on_gpu`: the
@@ -111,7 +116,7 @@ def format_result(r: GradeResult) -> str:
         out += ["", f"benchmark (median ms, {method}; slowdown = yours / SDPA):",
                 f"  {'B':>2} {'H':>3} {'S':>5} {'D':>4}  {'yours':>9} {'SDPA':>9} {'slowdown':>9} "
                 f"{'naive':>9} {'fused':>9}{' fused-opt' if opt else ''} {'yours GFLOP/s':>14}"]
-        on_gpu = r.backend == "cuda" or bool((r.system or {}).get("gpu"))
+        on_gpu = ran_on_gpu(r.backend, r.system)
         for b in r.bench:
             slow = "-" if b.slowdown is None else f"{b.slowdown:.2f}x" + ("*" if adjusted(b.judge_clock, on_gpu) else "")
             gf = "-" if b.student_gflops is None else f"{b.student_gflops:.1f}"
