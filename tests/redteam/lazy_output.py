@@ -7,8 +7,11 @@ and the output the judge checks is complete and right. (The judge's clock charge
 back and flagged it on a machine it called quiet; on one it called busy, it did neither.)
 Defence: the harness takes every kernel's output inside the call's time (grader/judge/bench.py
 `Rounds.round`): the work done on the first read is the call's, and the slowdown is the
-kernel's real one.
-Expect: status=ok; slowdown_min=2
+kernel's real one. The bar is far from both sides: with its cost hidden the slowdown was
+0.030-0.037 (S = 64 and 256, before the defence); honestly timed, its plain loops measure
+5-15x SDPA on a quiet 2-core machine and 1.32x at S = 64 on a loaded CI run, whose 2-thread
+SDPA suffers the load more than one thread of loops does (a bar of 2 failed there).
+Expect: status=ok; slowdown_min=0.5
 """
 
 _CPP_SRC = r"""
