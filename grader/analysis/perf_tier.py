@@ -117,6 +117,10 @@ def _with_interval(row: dict, median: float, best: float | None, interval: dict,
         return Decision(points=found[1] if found else 0.0, tier=found[0] if found else None, decided=True,
                         text=text, **keep)
     chosen = boundary_tier(median, low, tiers)
+    if chosen == found:                      # only the slow end crosses: no favour to weigh
+        return Decision(points=found[1] if found else 0.0, tier=found[0] if found else None, decided=True,
+                        text=text + f"; the interval's slow end reaches {name(tier_of(high, tiers))}: "
+                        "scored by the median", **keep)
     edge = chosen[0]                         # the boundary the favour crosses: the median is above it
     width = (high - low) / 2 / median
     near = width <= FAVOUR_WIDTH * (interval.get("target") or 0.01) and median - edge <= width * median

@@ -291,3 +291,17 @@ def test_make_fidelity_measures_the_part_between_grades():
     part, sd, se, added = fidelity.between_grades([iv.ratio for iv in ivs], [iv.as_dict(False, 0.01, 10) for iv in ivs])
     assert 0.0035 < part < 0.0065 and se < 0.002 and added == 0.0025 and part < sd
     assert fidelity.between_grades([1.0, 1.1], [{}, {}]) is None
+
+
+def test_an_interval_that_reaches_only_slower_tiers_is_decided_by_the_median():
+    """Re-walk (issue 33, S3): a median of 1.4x with its interval 1.35-1.6x across the 1.5x
+    boundary read "the interval reaches tier <= 1.5x but is too wide to count": the tier the
+    median already has. No favour is possible from its slow end; the median decides, and the
+    line says which way the interval reaches."""
+    row = {"S": 512, "slowdown": 1.4, "student_ms": 1.4,
+           "interval": {"low": 1.35, "high": 1.6, "rounds": 60, "target": 0.01, "cap_hit": True,
+                        "stopped_by": "max_reps"}}
+    tiers = ((1.5, 25.0), (3.0, 20.0), (10.0, 10.0), (100.0, 5.0))
+    d = decide(row, tiers)
+    assert d.points == 25.0 and d.tier == 1.5 and d.decided and not d.boundary
+    assert "too wide to count" not in d.text and "slow end reaches tier <= 3x" in d.text
