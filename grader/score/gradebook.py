@@ -206,7 +206,8 @@ def scored(doc: dict, rubric: Rubric, hidden_count: int | None, chosen: dict[str
     student's override, grader/score/overrides.py). Raises OverrideError for points outside
     an item's range."""
     review = chosen.get("review")
-    if review and review.value == "cleared" and doc["verdict"] == "cheat_suspected":
+    flagged = doc["verdict"] == "cheat_suspected"
+    if review and review.value == "cleared" and flagged:
         doc = {**doc, "verdict": doc.get("verdict_without_flags") or doc["verdict"]}
     items = score_items(doc, rubric, hidden_count)
     who = lambda o: f"{o.reviewer or 'a reviewer'}" + (f": {o.reason}" if o.reason else "")  # noqa: E731
@@ -220,11 +221,12 @@ def scored(doc: dict, rubric: Rubric, hidden_count: int | None, chosen: dict[str
         check_points(o, item.max_score)
         items[i] = replace(item, score=o.number, output=f"{o.number:g} of {item.max_score:g}, set by {who(o)} "
                                                         f"(automatic: {item.score:g}; {item.output})")
-    if review:
+    if review and (review.value == "confirmed" or flagged):
         # the outcome shown to the student (the returned PDF, Gradescope): a cheat_suspected verdict
         # scored after all says why; who decided it and their reason stay the instructor's (a reason
         # may quote what the flags look for)
         items.append(Item("integrity review", 0, 0, f"{review.value} by the course staff", key="review"))
+    if review:   # the instructor's record, kept even where it changed nothing (an unflagged kernel cleared)
         items.append(Item("integrity review (reviewer)", 0, 0, f"{review.value} by {who(review)}",
                           visibility="hidden", key="review:reviewer"))
     if "adjust" in chosen:

@@ -171,7 +171,8 @@ def test_rerun_skips_everything_unchanged_and_applies_the_overrides(graded_class
     out = graded_class["out"]
     overrides = ("student,item,value,reason,reviewer\n"
                  "ivan,review,cleared,the aten call is the check's own (read by hand),jdoe\n"
-                 "alice,written:gap,1,one sentence,ta-kim\n")
+                 "alice,written:gap,1,one sentence,ta-kim\n"
+                 "alice,review,cleared,wrong row,jdoe\n")
     (out / "overrides.csv").write_text(overrides)
     before = _rows(out)
     assert float(before["ivan"]["score"]) == 0
@@ -183,7 +184,8 @@ def test_rerun_skips_everything_unchanged_and_applies_the_overrides(graded_class
     assert (out / "overrides.csv").read_text() == overrides                      # read, never written
     assert rows["ivan"]["overrides"] == "review=cleared by jdoe" and float(rows["ivan"]["score"]) >= 45
     assert float(rows["alice"]["score"]) == float(before["alice"]["score"]) - 4   # 5 -> 1 for one answer
-    assert rows["alice"]["overrides"] == "written:gap=1 by ta-kim"
+    assert rows["alice"]["overrides"] == "written:gap=1 by ta-kim; review=cleared by jdoe"
+    assert "clears a review nothing flagged, which changes nothing: alice (line 4: the verdict is ok)" in proc.stderr
     (out / "overrides.csv").write_text("student,item,value,reason,reviewer\nivan,review,maybe,,\n")
     proc = _batch(graded_class["subs"], out, "--hidden", str(graded_class["root"] / "hidden.toml"), "--no-pdf")
     assert proc.returncode == 2 and "line 2: a review is" in proc.stderr and "unchanged" not in proc.stdout

@@ -103,6 +103,11 @@ def test_review_cleared_scores_the_verdict_without_flags_and_confirmed_scores_ze
     rows = gb.final_score(cleared, gb.lateness(None, None))["rows"]
     assert any(r["name"] == "integrity review" and r["output"] == "cleared by the course staff" for r in rows), rows
     assert "read the code" not in json.dumps(rows)          # the reviewer's reason stays the instructor's
+    # a cleared review of a kernel nothing flagged (a typo'd student, a regrade that no longer
+    # flags) changes nothing and tells the student nothing (re-walk, S3: it said "cleared")
+    idle = gb.scored(_doc(), rubric, None, {"review": _override("review", "cleared")})
+    assert [i.score for i in idle if i.max_score] == [i.score for i in clean]
+    assert not any(r["name"] == "integrity review" for r in gb.final_score(idle, gb.lateness(None, None))["rows"])
     confirmed = gb.scored(_doc(), rubric, None, {"review": _override("review", "confirmed")})
     assert sum(i.score for i in confirmed) == 0 and "confirmed" in confirmed[0].output
 

@@ -195,7 +195,7 @@ def rebuild(out: Path, ids: list[str], setup: record.GradingSetup, render_pdf: b
     from ...score import gradebook as gb
     from ...score.overrides import for_student
     overrides = read_overrides(out, setup)
-    rows, docs = [], []
+    rows, docs, idle = [], [], []
     n_public, n_hidden = len(setup.config.configs), setup.n_hidden
     for sid in ids:
         folder = student_folder(out, sid)
@@ -205,6 +205,8 @@ def rebuild(out: Path, ids: list[str], setup: record.GradingSetup, render_pdf: b
         except (OSError, ValueError):
             continue         # not graded (yet): a later run will
         chosen = for_student(overrides, sid)
+        if "review" in chosen and chosen["review"].value == "cleared" and doc.get("verdict") != "cheat_suspected":
+            idle.append(f"{sid} (line {chosen['review'].line}: the verdict is {doc.get('verdict')})")
         items, late = _scored(out, sid, doc, setup, chosen)
         try:                 # the hidden configs' max_err: only the instructor's copy has it
             hidden_private = json.loads((out / "instructor" / f"{sid}.json").read_text())["hidden_checks"]
@@ -218,6 +220,9 @@ def rebuild(out: Path, ids: list[str], setup: record.GradingSetup, render_pdf: b
         write_json_atomic(folder / "results_gradescope.json", gb.gradescope(doc, items, late))
         if render_pdf:
             refresh_pdf(folder, gb.final_score(items, late))
+    if idle:                 # a typo'd student, or a regrade that no longer flags: said, not applied
+        print(f"note: overrides.csv clears a review nothing flagged, which changes nothing: {', '.join(idle)}",
+              file=sys.stderr)
     unknown = sorted({o.student for o in overrides} - set(ids))
     if unknown and setup.shard == (1, 1):
         print(f"note: overrides.csv names students this folder does not hold: {', '.join(unknown)}",
