@@ -277,7 +277,7 @@ def grade_submission(root: Path, config_path: Path, container: Container,
     items = gb.score_items(doc, rubric, hidden_count=0)
     late = lateness(when, dates)
     out = gb.gradescope(doc, items, late)
-    notes = [f"verdict: {doc['verdict']} - {doc['message']}", NO_GPU,
+    notes = [gb.headline(doc), NO_GPU,
              f"Limits here: {cfg.timeout_compile:g} s to compile, {cfg.timeout_check:g} s to check, "
              f"{cfg.timeout_bench:g} s to benchmark, {limits.memory_bytes >> 20} MiB of memory (the container's "
              f"{container.memory_mb} MB less the grader's own); {cfg.threads or 'all'} CPU thread(s)."]

@@ -213,6 +213,12 @@ def test_a_hidden_failure_costs_its_points_not_the_benchmarks(verdict):
     by = {i.key: i for i in items}
     assert by["hidden1"].score == 0 and by["performance"].score > 0
     assert gb.total(items, on_time)[0] == full - rubric.hidden_points
+    # Gradescope's top-level output shows at once: it waits for publication as the hidden test does
+    # (re-walk, S3: it read "verdict: wrong_answer - hidden 1: wrong" before publication)
+    shown = gb.gradescope(_hidden_failure(ok, verdict), items, on_time)
+    assert "hidden 1" not in shown["output"] and verdict not in shown["output"]
+    assert [t["visibility"] for t in shown["tests"] if t["name"].endswith("hidden config 1")] == ["after_published"]
+    assert gb.gradescope(passed, items, on_time)["output"].startswith("verdict: ok - ")
 
 
 def test_the_benchmark_does_not_count_when_it_did_not_finish_or_a_timed_output_was_wrong():
