@@ -18,6 +18,7 @@ import threading
 import time
 from pathlib import Path
 
+from ..isolation.cpugroup import CpuGroup
 from ..isolation.channel import ChannelClosed, ChannelError, ChannelTimeout, Endpoint, widen
 from ..core.config import REPO_ROOT
 from ..isolation.options import GraderError, RunOptions
@@ -83,15 +84,36 @@ class Child:
                                           else "none (no system-call table for this machine)")}
         env = child_env(extra, home, tmp)
         env["PYTHONPATH"] = str(REPO_ROOT)
+        # the child's CPU time with every process it ever starts (grader/isolation/cpugroup.py)
+        self.cpu, why = CpuGroup.make()
+        self.isolation["cpu_accounting"] = self.cpu.kind if self.cpu else f"process tree ({why})"
+        group = self.cpu
+
+        def preexec() -> None:
+            die_with_parent()
+            if group is not None:
+                try:
+                    group.enter()
+                except OSError:          # refused (a delegation rule): the tree is counted, below
+                    pass
+
         extra_fds = (seccomp_fd,) if options.sandbox and seccomp_fd is not None else ()
         try:
             self.proc = subprocess.Popen(cmd, cwd=workdir if options.sandbox else REPO_ROOT, env=env,
                                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                         start_new_session=True, preexec_fn=die_with_parent,
+                                         start_new_session=True, preexec_fn=preexec,
                                          pass_fds=(p2c_r, c2p_w) + extra_fds)
+        except BaseException:
+            if self.cpu is not None:
+                self.cpu.remove()
+            raise
         finally:
             for fd in extra_fds:
                 os.close(fd)
+        if self.cpu is not None and self.proc.pid not in self.cpu.members():
+            self.cpu.remove(wait_s=0)
+            self.cpu = None
+            self.isolation["cpu_accounting"] = "process tree (the child could not enter its cgroup)"
         os.close(p2c_r)
         os.close(c2p_w)
         self.chan = Endpoint(c2p_r, p2c_w, nonblocking=True)
@@ -221,6 +243,14 @@ class Child:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+        if self.cpu is not None:         # and whatever left the process group
+            self.cpu.kill()
+
+    def cpu_ticks(self) -> int:
+        """CPU time of the child and everything it started, in clock ticks: from its cgroup,
+        else from its process tree now (a process that left the tree is missing there)."""
+        ticks = self.cpu.ticks() if self.cpu is not None else None
+        return ticks if ticks is not None else sum(t for _, _, t in tree_members(self.proc.pid))
 
     def close(self) -> None:
         """Ask the child to exit, then kill whatever is left of its process group."""
@@ -234,6 +264,8 @@ class Child:
         self._stop.set()
         self.output.join()
         self.chan.close()
+        if self.cpu is not None:
+            self.cpu.remove()
 
 
 def _dispatch_build_dirs() -> list[Path]:

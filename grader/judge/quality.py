@@ -54,11 +54,11 @@ def gpu_apps(uuid: str | None) -> int | None:
 
 
 def _own_ticks(child) -> int:
-    from ..isolation.sandbox import tree_members
+    """The judge's CPU time and its child's (every process the child started, from its
+    cgroup where it has one: grader/isolation/cpugroup.py), in clock ticks."""
     t = os.times()
     hz = os.sysconf("SC_CLK_TCK")
-    judge = int((t.user + t.system) * hz)
-    return judge + sum(ticks for _, _, ticks in tree_members(child.proc.pid))
+    return int((t.user + t.system) * hz) + child.cpu_ticks()
 
 
 class Meter:

@@ -255,6 +255,63 @@ def test_cpu_time_of_reaped_children_stays_in_the_tree():
         proc.wait()
 
 
+def test_cpu_time_of_helpers_reaped_unaccounted_is_the_childs(tmp_path):
+    """A held-out attack (issue 26): helpers started with SIGCHLD ignored are reaped by the
+    kernel, their CPU time in no process of the tree, so it read as other processes' load,
+    the machine as busy, and the judge's cap and clock charge went off. In its cgroup the
+    child's CPU time keeps theirs. Without a cgroup to make (not root, no delegation) the
+    tree is counted as before and the results say which."""
+    import subprocess
+    import sys
+    import time
+    from grader.isolation.cpugroup import CpuGroup
+    from grader.isolation.sandbox import tree_members
+    group, why = CpuGroup.make()
+    if group is None:
+        pytest.skip("no cgroup can be made here: " + why)
+    burn = ("import os, signal, sys, time\n"
+            "signal.signal(signal.SIGCHLD, signal.SIG_IGN)\n"
+            "for _ in range(4):\n"
+            "    if os.fork() == 0:\n"
+            "        t = time.process_time()\n"
+            "        while time.process_time() - t < 0.2: pass\n"
+            "        os._exit(0)\n"
+            "time.sleep(1.2)\n"
+            "print('done', flush=True)\n"
+            "sys.stdin.read()\n")
+    hz = os.sysconf("SC_CLK_TCK")
+    proc = subprocess.Popen([sys.executable, "-c", burn], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                            preexec_fn=group.enter)
+    try:
+        assert proc.stdout.readline().strip() == "done"
+        time.sleep(0.1)                                       # past the scan's cache
+        tree = sum(t for _, _, t in tree_members(proc.pid)) / hz
+        assert group.ticks() / hz >= 0.8 and tree < 0.5, (group.ticks() / hz, tree)   # 4 x 0.2 s
+    finally:
+        proc.kill()
+        proc.wait()
+        assert group.remove()
+    assert not group.path.exists()
+
+
+def test_the_child_is_counted_from_its_cgroup_and_the_group_goes_with_it(tmp_path):
+    import time
+    from grader.isolation.cpugroup import CpuGroup
+    from grader.isolation.options import RunOptions
+    from grader.judge.child import Child
+    probe, why = CpuGroup.make()
+    if probe is None:
+        pytest.skip("no cgroup can be made here: " + why)
+    probe.remove()
+    child = Child(tmp_path / "work", RunOptions(), threads=1, gpu=False, deadline=time.monotonic() + 60)
+    try:
+        assert child.isolation["cpu_accounting"] in ("cgroup v2", "cgroup v1 cpuacct")
+        assert child.proc.pid in child.cpu.members() or child.proc.poll() is not None
+    finally:
+        child.close()
+    assert child.cpu_ticks() is not None and not child.cpu.path.exists()
+
+
 def test_every_sandbox_gets_a_uid_of_its_own_as_root(tmp_path):
     """Nothing the kernel keeps per user (keyrings, inotify and message-queue quotas) is
     shared between two children or outlives one into the next: as root each sandbox drops to
