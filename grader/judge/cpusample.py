@@ -45,10 +45,10 @@ STRICT_SHARE, STRICT_SAMPLES = 0.05, 50
 TORCH = re.compile(r"/lib(torch\w*|c10\w*|mkl\w*|dnnl\w*|mkldnn\w*|openblas\w*|blas\w*|gfortran\w*)[.-][^/]*$")
 
 _NR_PERF_EVENT_OPEN = {"x86_64": 298, "aarch64": 241}
-_PERF_TYPE_SOFTWARE, _PERF_COUNT_SW_TASK_CLOCK = 1, 1
+_PERF_TYPE_SOFTWARE, _PERF_COUNT_SW_CPU_CLOCK, _PERF_COUNT_SW_TASK_CLOCK = 1, 0, 1
 _SAMPLE_IP, _SAMPLE_TID = 1, 2
 _FLAG_DISABLED, _FLAG_INHERIT, _FLAG_EXCLUDE_KERNEL, _FLAG_EXCLUDE_HV = 1 << 0, 1 << 1, 1 << 5, 1 << 6
-_PERF_FLAG_FD_CLOEXEC = 8
+_PERF_FLAG_PID_CGROUP, _PERF_FLAG_FD_CLOEXEC = 4, 8
 _IOC_ENABLE, _IOC_DISABLE, _IOC_SET_OUTPUT = 0x2400, 0x2401, 0x2405
 _RECORD_SAMPLE = 9
 
@@ -57,13 +57,15 @@ class Unavailable(Exception):
     """perf events cannot be opened here (the message says why)."""
 
 
-def _attr() -> bytes:
-    """struct perf_event_attr (128 bytes): software task clock, IP and TID sampled, inherited by
-    threads started later, user space only, disabled until enabled."""
+def _attr(per_cpu: bool = False) -> bytes:
+    """struct perf_event_attr (128 bytes): a software clock, IP and TID sampled, user space only,
+    disabled until enabled. Per thread: the task clock, inherited by threads started later;
+    per CPU for a cgroup (`per_cpu`): the CPU clock, which runs while the group's tasks do."""
     buf = bytearray(128)
-    struct.pack_into("<IIQQQQQ", buf, 0, _PERF_TYPE_SOFTWARE, 128, _PERF_COUNT_SW_TASK_CLOCK,
+    struct.pack_into("<IIQQQQQ", buf, 0, _PERF_TYPE_SOFTWARE, 128,
+                     _PERF_COUNT_SW_CPU_CLOCK if per_cpu else _PERF_COUNT_SW_TASK_CLOCK,
                      SAMPLE_US * 1000, _SAMPLE_IP | _SAMPLE_TID, 0,
-                     _FLAG_DISABLED | _FLAG_INHERIT | _FLAG_EXCLUDE_KERNEL | _FLAG_EXCLUDE_HV)
+                     _FLAG_DISABLED | (0 if per_cpu else _FLAG_INHERIT) | _FLAG_EXCLUDE_KERNEL | _FLAG_EXCLUDE_HV)
     return bytes(buf)
 
 
@@ -72,7 +74,11 @@ class Sampler:
     CPU. `start()`, `drain()` as often as the rounds allow (a full buffer loses samples, which
     are counted), `stop()`; `counts(library)` attributes them."""
 
-    def __init__(self, pids: list[int]):
+    def __init__(self, pids: list[int], group: str | None = None):
+        """`group`: a cgroup v2 folder holding the child (grader/isolation/cpugroup.py): one event
+        a CPU samples every process and thread in it, however many threads the child starts
+        (a thread per CPU per event otherwise: a kernel that parks thousands of threads made
+        that too many to open, and the sampler gave up)."""
         import platform
         self.libc = ctypes.CDLL(None, use_errno=True)
         self.libc.syscall.restype = ctypes.c_long
@@ -84,6 +90,10 @@ class Sampler:
         self.samples: dict[tuple[int, int], int] = {}     # (pid, ip) -> count
         self.lost = 0
         self.page = mmap.PAGESIZE
+        self.scope = "threads"
+        if group is not None:
+            self._open_group(group)
+            return
         attr = ctypes.create_string_buffer(_attr(), 128)
         tids = [(pid, int(t)) for pid in pids for t in _tasks(pid)]
         if not tids:
@@ -116,6 +126,28 @@ class Sampler:
         except BaseException:
             self.close()
             raise
+
+    def _open_group(self, group: str) -> None:
+        attr = ctypes.create_string_buffer(_attr(per_cpu=True), 128)
+        try:
+            folder = os.open(group, os.O_RDONLY | os.O_DIRECTORY)
+        except OSError as e:
+            raise Unavailable(f"the child's cgroup: {e.strerror}") from None
+        try:
+            for cpu in _online_cpus():
+                fd = self.libc.syscall(ctypes.c_long(self.nr), attr, ctypes.c_int(folder), ctypes.c_int(cpu),
+                                       ctypes.c_int(-1), ctypes.c_ulong(_PERF_FLAG_PID_CGROUP | _PERF_FLAG_FD_CLOEXEC))
+                if fd < 0:
+                    raise Unavailable(f"perf_event_open for the child's cgroup: {os.strerror(ctypes.get_errno())}")
+                self.fds.append(fd)
+                self.rings.append((fd, mmap.mmap(fd, (1 + RING_PAGES) * self.page, mmap.MAP_SHARED,
+                                                 mmap.PROT_READ | mmap.PROT_WRITE)))
+        except BaseException:
+            self.close()
+            raise
+        finally:
+            os.close(folder)
+        self.scope = "cgroup"
 
     def start(self) -> None:
         for fd in self.fds:

@@ -97,6 +97,7 @@ class Judge:
         self._clean_process = None        # CUDA: the clean SDPA process (CleanSdpa)
         self._bench_kernels: list = []    # what the child timed beside the student's kernel (sdpa, references)
         self._cpu_observation = ""        # CPU: why the child's CPU time was not sampled, if it was not
+        self._cpu_sampled = ""            # CPU: how it was (cpusample.Sampler.scope)
         self.child_dir: Path | None = None
         self.library: Path | None = None
         self._starts_threads: bool | None = None     # the built library can start threads (linkaudit)
@@ -670,6 +671,8 @@ class Judge:
         from .bench import ROWS_PER_HEAD
         if self.device == "cpu" and self._cpu_observation:
             self.state["timing"]["cpu_observation"] = self._cpu_observation
+        if self.device == "cpu" and self._cpu_sampled:
+            self.state["timing"]["cpu_sampled"] = self._cpu_sampled
         if self.device == "cpu" and self._cpu_observation and self.options.sandbox:
             # an instructor's grade (the batch's sandbox): said as a flag; a student's own grade on a
             # laptop whose kernel forbids perf events (Debian's, Ubuntu's) has the note in `timing`
@@ -719,11 +722,19 @@ class Judge:
         if os.environ.get("GRADER_CPU_SAMPLING", "1") == "0":      # the judge's environment: for measuring its cost
             self._cpu_observation = "not sampled: GRADER_CPU_SAMPLING=0 in the grader's environment"
             return None
+        group = self.child.cpu
+        sampler, why = None, ""
+        if group is not None and group.kind == "cgroup v2":    # every thread, however many (one event a CPU)
+            try:
+                sampler = Sampler([], group=str(group.path))
+            except (Unavailable, OSError) as exc:
+                why = f" (the child's cgroup could not be sampled: {exc})"
         try:
-            sampler = Sampler([pid for pid, _, _ in tree_members(self.child.proc.pid)])
+            sampler = sampler or Sampler([pid for pid, _, _ in tree_members(self.child.proc.pid)])
         except (Unavailable, OSError) as exc:
-            self._cpu_observation = f"not sampled: {exc}"[:200]
+            self._cpu_observation = f"not sampled: {exc}{why}"[:300]
             return None
+        self._cpu_sampled = sampler.scope
         sampler.start()
         return sampler
 

@@ -1,5 +1,4 @@
 """grader/judge/cpusample.py: where the child's CPU time went, sampled from outside its process."""
-import os
 import subprocess
 import sys
 import time
@@ -32,6 +31,52 @@ def test_samples_land_in_the_code_that_ran():
     # half a second of one busy thread, a sample each SAMPLE_US of its time
     assert counts["other"] > 0.5 * 0.5e6 / SAMPLE_US, counts
     assert any("python" in name for name in counts["where"]), counts["where"]
+
+
+def test_a_cgroup_is_sampled_whole_however_many_threads_it_parks(tmp_path):
+    """Issue 26 (held-out, thread swarm): a child that parks thousands of idle threads made
+    the per-thread sampler need more perf events than it may open; it gave up and the
+    benchmark ran unobserved. Sampled per CPU through the child's cgroup, the count of
+    threads does not matter, and the busy thread's time is all there."""
+    from grader.isolation.cpugroup import CpuGroup
+    group, why = CpuGroup.make()
+    if group is None or group.kind != "cgroup v2":
+        if group is not None:
+            group.remove()
+        pytest.skip(f"no cgroup v2 group can be made here: {why or group.kind}")
+    park = ("import threading, time, sys\n"
+            "ev = threading.Event()\n"
+            "ts = [threading.Thread(target=ev.wait) for _ in range(3000)]\n"
+            "[t.start() for t in ts]\n"
+            "print('parked', flush=True)\n"
+            "sys.stdin.readline()\n"
+            "t = time.thread_time()\n"                      # this thread's: not a sum over 3000
+            "while time.thread_time() - t < 0.5: pass\n"
+            "ev.set()\n")
+    proc = subprocess.Popen([sys.executable, "-c", park], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                            preexec_fn=group.enter)
+    try:
+        assert proc.stdout.readline().strip() == "parked"
+        with pytest.raises(Unavailable, match="more perf events"):
+            Sampler([proc.pid])                               # per thread: 3000 x CPUs, refused
+        try:
+            sampler = Sampler([], group=str(group.path))
+        except Unavailable as exc:
+            pytest.skip(f"perf events cannot be opened for a cgroup here: {exc}")
+        sampler.start()
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+        proc.wait(timeout=30)
+        sampler.stop()
+        counts = sampler.counts("/nonexistent/kernel.so")
+        sampler.close()
+    finally:
+        proc.kill()
+        proc.wait()
+        group.remove()
+    assert sampler.scope == "cgroup"
+    # (user space only: the clock reads in the loop are system calls, about a quarter of its time)
+    assert counts["own"] + counts["torch"] + counts["other"] > 0.5 * 0.5e6 / SAMPLE_US, counts
 
 
 def test_the_rule_flags_calls_whose_time_ran_in_torch_not_in_their_own_code():
