@@ -4,6 +4,7 @@ complete with no file changed outside the work folders, no secret in any student
 output and no process left. Without bubblewrap the sandbox part skips with the reason;
 the judge-side rules (the parent's own reads, the trust boundary) are tested below and in
 tests/judge/test_judge.py."""
+import os
 import sys
 from pathlib import Path
 
@@ -59,11 +60,16 @@ def test_the_cuda_attacks_compile_with_nvcc(tmp_path):
     inc = (redteam.GPU_ATTACKS / "_correct_cuda.inc").read_text()
     lookup = (redteam.ATTACKS / "_elf_lookup.inc").read_text()       # as redteam.build fills them
     probe = (redteam.ATTACKS / "_socket_probe.inc").read_text()
-    for path in sorted(redteam.GPU_ATTACKS.glob("*.py")):
+    from concurrent.futures import ThreadPoolExecutor
+
+    def build(path: Path):
         (tmp_path / path.name).write_text(path.read_text().replace("@@CORRECT_CUDA@@", inc)
                                           .replace("@@ELF_LOOKUP@@", lookup).replace("@@SOCKET_PROBE@@", probe))
-        result = compile_only(parse(tmp_path / path.name).sources["cuda"], cfg)
-        assert result.ok, (path.name, result.log)
+        return path.name, compile_only(parse(tmp_path / path.name).sources["cuda"], cfg)
+    # one nvcc per core: each attack's build is one process (12 of them took 182 s one by one)
+    with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
+        for name, result in pool.map(build, sorted(redteam.GPU_ATTACKS.glob("*.py"))):
+            assert result.ok, (name, result.log)
 
 
 @pytest.mark.gpu

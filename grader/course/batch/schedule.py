@@ -3,7 +3,8 @@
 Per submission, in its own child process (sandboxed per `policy.py`), in its own work
 folder `OUT/.work/<id>`: (a) compile, `--jobs` at once on the CPU cores; (b) check +
 bench holding one device slot: one GPU (`--gpus`; timings never share a GPU) or, on the
-CPU backend, the whole machine (no compile runs while it times); (c) the outputs
+CPU backend, a compile slot, and the whole machine while it times (no compile, start or
+check of another submission runs then); (c) the outputs
 (`outputs.py`). The reference kernels are timed once per device slot, trusted, outside
 the sandbox, so each student's grade times only their kernel and SDPA.
 """
@@ -144,34 +145,40 @@ class Batch:
         return with_references(result, self.references.get(slot), slot), judge
 
     def _run_on_cpu(self, judge) -> str:
-        """A CPU submission's child is started ahead too (RunOptions.gate): it loads Python,
-        torch and the binding module (~4-9 s of CPU work, so under a compile slot, never while
-        another submission is timed), then takes the CPU slot and every compile slot with it.
-        Started after taking them, that load was most of the batch's serial part (64 red-team
-        submissions: 944 s)."""
+        """A CPU submission's check child shares the machine like a compile does (a compile slot:
+        its start, loading torch, ~4-9 s; its checks; its hidden configs) and has it to itself
+        only while its sizes are timed (RunOptions.bench_gate: the CPU slot and every compile
+        slot). Holding the machine from the child's start to its end made most of the batch
+        serial (64 red-team submissions: 944 s)."""
         n = max(1, self.opts.jobs)
-        held = {"prepare": True, "slot": None, "exclusive": 0}
+        held = {"slots": 0, "slot": None}
 
-        def gate() -> dict:
-            self.compile_slots.release()            # the start is done: CPU work ends here
-            held["prepare"] = False
+        @contextmanager
+        def timing():
+            self.compile_slots.release()
+            held["slots"] -= 1
             held["slot"] = self._take_device("cpu")
             for _ in range(n):
                 self.compile_slots.acquire()
-                held["exclusive"] += 1
-            return {}
+                held["slots"] += 1
+            try:
+                yield
+            finally:
+                for _ in range(n):
+                    self.compile_slots.release()
+                    held["slots"] -= 1
+                self.devices["cpu"].put(held["slot"])
+                self.compile_slots.acquire()          # back to one slot: the hidden configs
+                held["slots"] += 1
         self.compile_slots.acquire()
-        judge.options = replace(judge.options, gate=gate)
+        held["slots"] += 1
+        judge.options = replace(judge.options, bench_gate=timing)
         try:
             judge.run_device()
             judge.close_child()
         finally:
-            for _ in range(held["exclusive"]):
+            for _ in range(held["slots"]):
                 self.compile_slots.release()
-            if held["prepare"]:
-                self.compile_slots.release()
-            if held["slot"] is not None:
-                self.devices["cpu"].put(held["slot"])
         return held["slot"] or "cpu"
 
     def _run_on_gpu(self, judge) -> str:
