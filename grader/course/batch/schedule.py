@@ -18,7 +18,7 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -71,6 +71,7 @@ class Batch:
         self.out = opts.out.resolve()
         self.cfg = opts.cfg
         self.compile_slots = threading.Semaphore(max(1, opts.jobs))
+        self.cpu_judges: set = set()       # CPU submissions in their check/bench phase (stopped while another times)
         # GPU lanes: per GPU, the children alive at once (one timing, the others started
         # ahead: a start takes ~3-8 s, loaded; with two GPUs a GPU frees every ~3 s)
         self.lanes: dict[str, int] = {f"gpu{g}": 0 for g in opts.gpus}
@@ -162,7 +163,14 @@ class Batch:
                 self.compile_slots.acquire()
                 held["slots"] += 1
             try:
-                yield
+                with ExitStack() as stopped:
+                    # the other submissions' children wait, idle, for a slot or their turn to time:
+                    # stopped, so that nothing a kernel left running slows this one's timings
+                    for other in self.cpu_judges - {judge}:
+                        child = other.child
+                        if child is not None and child.proc.poll() is None:
+                            stopped.enter_context(child.paused())
+                    yield
             finally:
                 for _ in range(n):
                     self.compile_slots.release()
@@ -173,10 +181,12 @@ class Batch:
         self.compile_slots.acquire()
         held["slots"] += 1
         judge.options = replace(judge.options, bench_gate=timing)
+        self.cpu_judges.add(judge)
         try:
             judge.run_device()
             judge.close_child()
         finally:
+            self.cpu_judges.discard(judge)
             for _ in range(held["slots"]):
                 self.compile_slots.release()
         return held["slot"] or "cpu"
