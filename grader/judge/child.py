@@ -221,7 +221,9 @@ class Child:
         stopped: set[int] = set()
         try:
             for _ in range(4):                       # until no process appears that was not stopped
-                found = [pid for pid, _, _ in tree_members(self.proc.pid) if pid not in stopped]
+                members = {pid for pid, _, _ in tree_members(self.proc.pid)}
+                members |= set(self.cpu.members()) if self.cpu is not None else set()   # those that left the tree
+                found = [pid for pid in members if pid not in stopped]
                 if not found:
                     break
                 for pid in found:
