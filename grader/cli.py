@@ -165,11 +165,23 @@ def cmd_profile(args) -> int:
     return 0
 
 
+def _results_json(path: str) -> dict:
+    """A results JSON for a chart; ValueError with one line when it cannot be read."""
+    import json
+    try:
+        doc = json.loads(Path(path).read_text())
+    except OSError as e:
+        raise ValueError(f"{path}: cannot be read ({e.strerror or e})") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"{path}: not a results JSON ({e})") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("bench", []), list):
+        raise ValueError(f"{path}: not a results JSON (no `bench` list)")
+    return doc
+
+
 def cmd_roofline(args) -> int:
     """Roofline chart (SVG): GPU from Nsight Compute CSVs, CPU from a results JSON
     (measured ceilings + the AI model's FLOPs and bytes), plus Advisor dots."""
-    import json
-
     from .analysis import roofline
     from .evidence.advisor import AdvisorError, roofs, survey_points
     from .analysis.ncu import NcuError, read_files
@@ -183,7 +195,7 @@ def cmd_roofline(args) -> int:
             b = config_mod.load(args.config).bench_shapes[0]      # the shape `make profile` ran
             ceilings, points = roofline.gpu_ceilings(profiles), roofline.gpu_points(profiles, (b.B, b.H, b.D))
         else:
-            doc = json.loads(Path(args.results).read_text()) if args.results else {"bench": []}
+            doc = _results_json(args.results) if args.results else {"bench": []}
             ceilings = roofs(args.advisor_roofs) if args.advisor_roofs else roofline.measure_cpu_ceilings()
             points = roofline.cpu_points(doc["bench"])
         if args.advisor:

@@ -112,6 +112,13 @@ def test_roofline_out_writes_the_format_its_extension_names(tmp_path):
                            str(tmp_path / "r.jpg")], cwd=REPO, capture_output=True, text=True)
     assert proc.returncode == 2 and "name the file with one of these" in proc.stderr
     assert not (tmp_path / "r.jpg").exists()
+    # a results file that is not there, or not results: one line in the CLI's words, not errno's
+    (tmp_path / "notes.json").write_text("[1, 2]")
+    for name, said in (("nothere.json", "cannot be read (No such file or directory)"),
+                       ("notes.json", "not a results JSON")):
+        proc = subprocess.run([sys.executable, "-m", "grader", "roofline", "--results", str(tmp_path / name),
+                               "--out", str(tmp_path / "r.svg")], cwd=REPO, capture_output=True, text=True)
+        assert proc.returncode == 2 and said in proc.stderr and "Errno" not in proc.stderr, proc.stderr
 
 
 def test_a_python_without_the_dependencies_says_wrong_interpreter(tmp_path):

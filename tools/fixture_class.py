@@ -53,6 +53,8 @@ CPU_CLASS = {
     "judy": ("cheat/hidden_dispatch.py", "cheat_suspected", ["strict:dispatched_compute", "strict:aten_compute"],
              "built library"),
     "kim": ("cheat/reads_clock.py", "ok", ["warning:timing_calls"], ""),
+    # a `$` in the name: ninja, which builds it, reads `$` as its escape (it was compile_error)
+    "pat$(id)": ("correct/scalar_loop.py", "ok", [], ""),
     "leo": ("cheat/leaks_shape.py", "runtime_error", [], "LEAK"),
     # the escapes: the link audit names what they call (strict), and the sandbox holds (the
     # verdict they would have had, runtime_error, keeps their "sandbox held" message)

@@ -174,11 +174,11 @@ def _shapes(items: list, where: str, section: str) -> tuple[Shape, ...]:
     return tuple(shapes)
 
 
-def _read_toml(path: Path) -> dict:
+def _read_toml(path: Path, kind: str = "config file") -> dict:
     try:
         return tomllib.loads(path.read_text())
     except FileNotFoundError:
-        raise ConfigError(f"config file {path} does not exist") from None
+        raise ConfigError(f"{kind} {path} does not exist") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path}: not valid TOML ({e})") from None
 
@@ -233,7 +233,7 @@ def load(path: Path | str = DEFAULT_CONFIG, hidden: Path | str | None = None,
     final_seed = corr["seed"]
     if hidden is not None:
         hpath = Path(hidden)
-        hdata = _read_toml(hpath)
+        hdata = _read_toml(hpath, "hidden config file (--hidden)")
         _check_keys(hdata, _HIDDEN_SCHEMA, str(hpath), required=False)
         hcorr = hdata.get("correctness", {})
         hidden_configs = _shapes(hcorr.get("configs", []), str(hpath), "correctness.configs")

@@ -87,8 +87,9 @@ def context(rows: list[dict], docs: list[dict], cfg: Config, build: Path, n_hidd
         "ref_speedup": f"{ref_speedup:.2f}x" if ref_speedup else "-",
         "fastest": [{"rank": i + 1, "id": sid, "ms": format_ms(b["student_ms"]), "sdpa": format_ms(b["sdpa_ms"]),
                      "speedup": f"{1 / b['slowdown']:.2f}x"} for i, (sid, b) in enumerate(timed[:10])],
-        "flagged": [{"id": r["submission"], "verdict": r["status"], "flags": ", ".join(_integrity(r["flags"]))}
-                    for r in rows if _integrity(r["flags"])],
+        "flagged": [{"id": r["submission"], "verdict": r["status"] + (" (review cleared)" if "review=cleared"
+                                                                       in (r.get("overrides") or "") else ""),
+                     "flags": ", ".join(_integrity(r["flags"]))} for r in rows if _integrity(r["flags"])],
         "failures": [{"id": r["submission"], "verdict": r["status"], "message": r["message"][:160]}
                      for r in rows if r["status"] != "ok"],
         **_overrides_and_similarity(docs, overrides),

@@ -247,8 +247,11 @@ def row(doc: dict, items: list[Item], late: Lateness, sizes: list[int], n_public
     """One gradebook row. `hidden_private`: the hidden configs' full results (the batch's
     OUT/instructor/<id>.json), whose max_err the student's own results withhold."""
     score, max_score = total(items, late)
-    r = {"submission": doc["submission"]["name"], "status": doc["verdict"], "score": score,
-         "max_score": max_score}
+    status = doc["verdict"]
+    review = (chosen or {}).get("review")
+    if review is not None and review.value == "cleared" and status == "cheat_suspected":
+        status = doc.get("verdict_without_flags") or status      # as scored; the flags column keeps the flags
+    r = {"submission": doc["submission"]["name"], "status": status, "score": score, "max_score": max_score}
     public = [c for c in doc.get("checks", []) if not c.get("hidden")]
     hidden = [c for c in doc.get("checks", []) if c.get("hidden")]
     for i in range(n_public):

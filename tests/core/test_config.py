@@ -54,8 +54,11 @@ def test_bad_shape_is_named(tmp_path):
 
 
 def test_missing_file_and_bad_toml(tmp_path):
-    with pytest.raises(ConfigError, match="does not exist"):
+    with pytest.raises(ConfigError, match="^config file .* does not exist"):
         config.load(tmp_path / "nope.toml")
+    # a walkthrough's missing --hidden file was "config file ... does not exist": the wrong file named
+    with pytest.raises(ConfigError, match=r"^hidden config file \(--hidden\) .*nohidden.toml does not exist"):
+        config.load(config.DEFAULT_CONFIG, hidden=tmp_path / "nohidden.toml")
     with pytest.raises(ConfigError, match="not valid TOML"):
         config.load(_write(tmp_path, "[x\n"))
 

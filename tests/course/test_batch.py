@@ -183,6 +183,9 @@ def test_rerun_skips_everything_unchanged_and_applies_the_overrides(graded_class
     rows = _rows(out)
     assert (out / "overrides.csv").read_text() == overrides                      # read, never written
     assert rows["ivan"]["overrides"] == "review=cleared by jdoe" and float(rows["ivan"]["score"]) >= 45
+    # the status is the verdict it was scored as (a walkthrough read "cheat_suspected, 60 points" as a
+    # contradiction); the flags stay in their column
+    assert rows["ivan"]["status"] != "cheat_suspected" and "strict:aten_compute" in rows["ivan"]["flags"]
     assert float(rows["alice"]["score"]) == float(before["alice"]["score"]) - 4   # 5 -> 1 for one answer
     assert rows["alice"]["overrides"] == "written:gap=1 by ta-kim; review=cleared by jdoe"
     assert "clears a review nothing flagged, which changes nothing: alice (line 4: the verdict is ok)" in proc.stderr

@@ -1,7 +1,7 @@
 """Batch, scheduling: compile slots, device slots and the per-submission pipeline.
 
 Per submission, in its own child process (sandboxed per `policy.py`), in its own work
-folder `OUT/.work/<id>`: (a) compile, `--jobs` at once on the CPU cores; (b) check +
+folder `OUT/.work/<id, made safe>` (`work_folder`): (a) compile, `--jobs` at once on the CPU cores; (b) check +
 bench holding one device slot: one GPU (`--gpus`; timings never share a GPU) or, on the
 CPU backend, a compile slot, and the whole machine while it times (no compile, start or
 check of another submission runs then); (c) the outputs
@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import queue
+import re
 import sys
 import threading
 import time
@@ -52,6 +53,14 @@ class BatchOptions:
 
 
 # ---- the run --------------------------------------------------------------------------------
+
+def work_folder(out: Path, sid: str) -> Path:
+    """A submission's work folder: its id kept to letters, digits and `._-`, with a digest of
+    the whole id. The build runs under it, and ninja (torch's extension builds) reads `$` in a
+    path as its own escape: a correct kernel handed in as `mallory$(id).py` failed to compile."""
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", sid)[:60].lstrip(".") or "_"
+    return out / ".work" / f"{safe}-{hashlib.sha256(sid.encode('utf-8', 'surrogateescape')).hexdigest()[:10]}"
+
 
 def _slot_backend(slot: str) -> str:
     """"gpuN" slots grade CUDA submissions, the "cpu" slot CPU ones."""
@@ -122,7 +131,7 @@ class Batch:
         from ...build.parse import parse
         from ...run import Judge, RunOptions, choose_backend, finish
         from ...isolation.sandbox import Limits
-        workdir = self.out / ".work" / entry.id
+        workdir = work_folder(self.out, entry.id)
         if workdir.exists():
             from ...isolation.safefs import remove_tree
             remove_tree(workdir)                 # what an earlier run's children left, any depth
@@ -264,7 +273,7 @@ class Batch:
             private = {**judge.private, "submission": entry.id,
                        "hidden_checks": judge.private.get("hidden_checks", []),
                        "output_hidden_configs": judge.output_private, "seconds": round(seconds, 2)}
-        return write_submission(student_folder(self.out, entry.id), self.out / ".work" / entry.id, doc, record,
+        return write_submission(student_folder(self.out, entry.id), work_folder(self.out, entry.id), doc, record,
                                 self.opts.render_pdf, self.compile_slots, self.log,
                                 output=judge.output_public if judge is not None else None,
                                 private=private, private_folder=self.out / "instructor",
