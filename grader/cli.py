@@ -174,8 +174,9 @@ def _results_json(path: str) -> dict:
         raise ValueError(f"{path}: cannot be read ({e.strerror or e})") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise ValueError(f"{path}: not a results JSON ({e})") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("bench", []), list):
-        raise ValueError(f"{path}: not a results JSON (no `bench` list)")
+    rows = doc.get("bench") if isinstance(doc, dict) else None
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        raise ValueError(f"{path}: not a results JSON (no `bench` list of rows)")
     return doc
 
 

@@ -71,7 +71,9 @@ def _candidates() -> list[tuple[str, Path, str]]:
             if parent is not None:
                 out.append(("cgroup v2", parent, "cpu.stat"))
     for root, point, fstype, opts in _mounts():
-        if fstype == "cgroup" and "cpuacct" in opts.split(","):
+        # cpuacct alone: mounted with `cpu` (the common `cpu,cpuacct`), a group of its own would
+        # also be a CFS group, weighing the child's threads as one process against the rest
+        if fstype == "cgroup" and "cpuacct" in opts.split(",") and "cpu" not in opts.split(","):
             key = next((k for k in own if "cpuacct" in k.split(",")), None)
             parent = _inside(root, point, own[key]) if key is not None else None
             if parent is not None:
@@ -90,6 +92,7 @@ class CpuGroup:
         """A fresh group, or None and why none could be made."""
         why = "no cgroup hierarchy with CPU accounting is mounted"
         for kind, parent, usage in _candidates():
+            _sweep(parent)
             path = parent / f"{PREFIX}-{os.getpid()}-{next(_COUNTER)}"
             try:
                 try:
@@ -137,6 +140,25 @@ class CpuGroup:
         except (StopIteration, ValueError, IndexError):
             return None
 
+    def freeze(self, frozen: bool) -> bool:
+        """cgroup v2: every process of the group stopped at once (`cgroup.freeze`), those it
+        starts meanwhile included, and no SIGCONT resumes them; True once the kernel says the
+        group is frozen (or thawed). False where the group cannot be frozen."""
+        try:
+            (self.path / "cgroup.freeze").write_text("1" if frozen else "0")
+        except OSError:
+            return False
+        end = time.monotonic() + 2.0
+        while time.monotonic() < end:
+            try:
+                events = (self.path / "cgroup.events").read_text()
+            except OSError:
+                return False
+            if f"frozen {int(frozen)}" in events.splitlines():
+                return True
+            time.sleep(0.002)
+        return False
+
     def kill(self) -> None:
         """SIGKILL to every process in the group, those that left the process group included."""
         try:
@@ -164,3 +186,21 @@ class CpuGroup:
                     return False
                 self.kill()
                 time.sleep(0.02)
+
+
+def _sweep(parent: Path) -> None:
+    """Remove the empty groups a judge killed outright left behind (its pid no longer runs)."""
+    try:
+        entries = list(parent.glob(f"{PREFIX}-*-*"))
+    except OSError:
+        return
+    for path in entries:
+        try:
+            pid = int(path.name.split("-")[2])
+        except (IndexError, ValueError):
+            continue
+        if pid != os.getpid() and not Path(f"/proc/{pid}").exists():
+            try:
+                path.rmdir()               # only an empty group goes; a busy one stays
+            except OSError:
+                pass

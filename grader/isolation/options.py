@@ -26,10 +26,6 @@ class RunOptions:
     # then waits; `gate()` is called (blocking) once it waits, and returns the environment
     # that hands it a device ({"CUDA_VISIBLE_DEVICES": "1", "GRADER_GPU_UUID": ...}).
     gate: object = None
-    # The benchmark's own gate: a context manager factory entered (blocking) just before the
-    # sizes are timed and left after; the batch's CPU slot makes the machine its alone there
-    # (no compile, start or check of another submission runs), the rest of the grade shares it.
-    bench_gate: object = None
     gpu_nodes: tuple = ()              # device nodes a sandboxed CUDA child gets (/dev/nvidia0, ...)
     ro_paths: tuple = ()               # more read-only binds for a sandboxed child
     total_timeout: float | None = None   # wall-clock cap on the whole submission (None: the config's)

@@ -86,6 +86,7 @@ class Child:
         env["PYTHONPATH"] = str(REPO_ROOT)
         # the child's CPU time with every process it ever starts (grader/isolation/cpugroup.py)
         self.cpu, why = CpuGroup.make()
+        self._cpu_last = 0
         self.isolation["cpu_accounting"] = self.cpu.kind if self.cpu else f"process tree ({why})"
         group = self.cpu
 
@@ -217,7 +218,18 @@ class Child:
         """Every process of the child's tree stopped (SIGSTOP) while the judge measures on its
         own (SDPA in its process, the harness's cost, the roofline, the clean GPU SDPA): a
         thread the kernel left spinning cannot slow the judge's figures (a fresh pair of eyes
-        doubled the judge's SDPA time that way, to loosen the cap). Continued after."""
+        doubled the judge's SDPA time that way, to loosen the cap). Continued after. With a
+        cgroup v2 group, the group is frozen: at once, new processes included, and no SIGCONT
+        of the kernel's undoes it (a process that forks and exits in a loop outran the
+        signals). Else SIGSTOP to every process found, until no new one appears."""
+        if self.cpu is not None:
+            if self.cpu.freeze(True):
+                try:
+                    yield
+                finally:
+                    self.cpu.freeze(False)
+                return
+            self.cpu.freeze(False)                   # not frozen in time (or no freezer): signals
         stopped: set[int] = set()
         try:
             for _ in range(4):                       # until no process appears that was not stopped
@@ -250,9 +262,15 @@ class Child:
 
     def cpu_ticks(self) -> int:
         """CPU time of the child and everything it started, in clock ticks: from its cgroup,
-        else from its process tree now (a process that left the tree is missing there)."""
-        ticks = self.cpu.ticks() if self.cpu is not None else None
-        return ticks if ticks is not None else sum(t for _, _, t in tree_members(self.proc.pid))
+        else from its process tree now (a process that left the tree is missing there). One
+        source for the child's life: a reading of the group that fails repeats the last one,
+        never a tree count beside a group count."""
+        if self.cpu is None:
+            return sum(t for _, _, t in tree_members(self.proc.pid))
+        ticks = self.cpu.ticks()
+        if ticks is not None:
+            self._cpu_last = ticks
+        return self._cpu_last
 
     def close(self) -> None:
         """Ask the child to exit, then kill whatever is left of its process group."""

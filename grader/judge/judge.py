@@ -349,7 +349,7 @@ class Judge:
                 self._probes()
             self._name_the_precision()
             if public_ok and self.bench_on and self.verdict is None and not self.interpreter:
-                self._bench_gated()
+                self._bench()
         except ChildFailed as failed:
             self._fail(failed)
         finally:
@@ -358,20 +358,6 @@ class Judge:
         if self.verdict is None:
             self.finish("ok", NOT_TIMED_IN_INTERPRETER if self.interpreter and self.bench_on else
                         "correct on every config" if self.bench_on else "correct on every config (benchmark skipped)")
-
-    def _bench_gated(self) -> None:
-        """`_bench` inside `options.bench_gate` where one is set; the wait for it is neither the
-        kernel's time budget nor its deadline."""
-        if self.options.bench_gate is None:
-            self._bench()
-            return
-        self.stage("queued", "waiting for the machine to itself, to time on")
-        t0 = time.monotonic()
-        with self.options.bench_gate():
-            waited = time.monotonic() - t0
-            self._waited += waited
-            self.child.deadline += waited
-            self._bench()
 
     def _open_device(self) -> None:
         """The child takes the device (the GPU the lane gave, its threads) and loads the

@@ -201,13 +201,20 @@ def check_points(o: Override, max_score: float) -> None:
                             f"(got {o.value})")
 
 
+def is_flagged(doc: dict) -> bool:
+    """A grade a person may review: cheat_suspected, or any integrity flag for review or strict
+    (warnings are notes, not findings)."""
+    return doc.get("verdict") == "cheat_suspected" or any(
+        isinstance(f, dict) and f.get("tier") in ("strict", "review") for f in doc.get("flags") or [])
+
+
 def scored(doc: dict, rubric: Rubric, hidden_count: int | None, chosen: dict[str, Override]) -> list[Item]:
     """The rubric's items with a person's decisions applied (`chosen`: item -> the
     student's override, grader/score/overrides.py). Raises OverrideError for points outside
     an item's range."""
     review = chosen.get("review")
-    flagged = doc["verdict"] == "cheat_suspected"
-    if review and review.value == "cleared" and flagged:
+    flagged = is_flagged(doc)
+    if review and review.value == "cleared" and doc["verdict"] == "cheat_suspected":
         doc = {**doc, "verdict": doc.get("verdict_without_flags") or doc["verdict"]}
     items = score_items(doc, rubric, hidden_count)
     who = lambda o: f"{o.reviewer or 'a reviewer'}" + (f": {o.reason}" if o.reason else "")  # noqa: E731
@@ -354,7 +361,8 @@ def headline(doc: dict) -> str:
     like that config's own test (`after_published`), for the course to publish the grades."""
     checks = doc.get("checks", [])
     public_ok = all(c.get("passed") for c in checks if not c.get("hidden"))
-    if public_ok and any(c.get("hidden") and not c.get("passed") for c in checks):
+    decided_hidden = str(doc.get("message", "")).startswith(("hidden ", "a hidden config"))
+    if public_ok and decided_hidden and any(c.get("hidden") and not c.get("passed") for c in checks):
         return "verdict: every public config passed; the hidden configs' results appear when the course publishes the grades"
     return f"verdict: {doc['verdict']} - {doc['message']}"
 

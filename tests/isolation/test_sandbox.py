@@ -294,6 +294,42 @@ def test_cpu_time_of_helpers_reaped_unaccounted_is_the_childs(tmp_path):
     assert not group.path.exists()
 
 
+def test_a_frozen_group_stops_a_process_that_forks_and_exits_in_a_loop(tmp_path):
+    """The review of the cgroup change: SIGSTOP over a list of pids misses a "pid hopper"
+    (each process forks its successor and exits, so every pid is gone when the signal comes),
+    and the judge's own SDPA timing ran beside it. Frozen, the group spends no CPU at all."""
+    import subprocess
+    import sys
+    import time
+    from grader.isolation.cpugroup import CpuGroup
+    group, why = CpuGroup.make()
+    if group is None or group.kind != "cgroup v2":
+        if group is not None:
+            group.remove()
+        pytest.skip(f"no cgroup v2 group can be made here: {why or group.kind}")
+    hop = ("import os, time\n"
+           "while True:\n"
+           "    if os.fork():\n"
+           "        os._exit(0)\n"
+           "    t = time.thread_time()\n"
+           "    while time.thread_time() - t < 0.002: pass\n")
+    proc = subprocess.Popen([sys.executable, "-c", hop], preexec_fn=group.enter, start_new_session=True)
+    try:
+        time.sleep(0.5)
+        hz = os.sysconf("SC_CLK_TCK")
+        assert group.freeze(True)
+        before = group.ticks()
+        time.sleep(1.0)
+        spent = (group.ticks() - before) / hz
+        assert group.freeze(False)
+        time.sleep(0.3)
+        assert spent < 0.05 and (group.ticks() - before) / hz > 0.05, spent     # still, then hopping again
+    finally:
+        group.kill()
+        proc.wait()
+        assert group.remove()
+
+
 def test_the_child_is_counted_from_its_cgroup_and_the_group_goes_with_it(tmp_path):
     import time
     from grader.isolation.cpugroup import CpuGroup

@@ -105,6 +105,10 @@ def test_review_cleared_scores_the_verdict_without_flags_and_confirmed_scores_ze
     assert "read the code" not in json.dumps(rows)          # the reviewer's reason stays the instructor's
     # a cleared review of a kernel nothing flagged (a typo'd student, a regrade that no longer
     # flags) changes nothing and tells the student nothing (re-walk, S3: it said "cleared")
+    # review-tier flags on an `ok` kernel are flags too: their clearance is said
+    reviewed = gb.scored(_doc(flags=[{"code": "too_fast", "tier": "review", "detail": "x"}]), rubric, None,
+                         {"review": _override("review", "cleared")})
+    assert any(i.key == "review" and i.visibility == "visible" for i in reviewed)
     idle = gb.scored(_doc(), rubric, None, {"review": _override("review", "cleared")})
     assert [i.score for i in idle if i.max_score] == [i.score for i in clean]
     assert not any(r["name"] == "integrity review" for r in gb.final_score(idle, gb.lateness(None, None))["rows"])
@@ -219,6 +223,9 @@ def test_a_hidden_failure_costs_its_points_not_the_benchmarks(verdict):
     assert "hidden 1" not in shown["output"] and verdict not in shown["output"]
     assert [t["visibility"] for t in shown["tests"] if t["name"].endswith("hidden config 1")] == ["after_published"]
     assert gb.gradescope(passed, items, on_time)["output"].startswith("verdict: ok - ")
+    # a verdict the public part decided (wrong on the benchmark inputs) is said, hidden failure or not
+    bench_wrong = {**_hidden_failure(ok, "wrong_answer"), "message": "wrong on the benchmark inputs at S=256"}
+    assert "wrong on the benchmark inputs" in gb.gradescope(bench_wrong, items, on_time)["output"]
 
 
 def test_the_benchmark_does_not_count_when_it_did_not_finish_or_a_timed_output_was_wrong():

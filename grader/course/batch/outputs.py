@@ -205,7 +205,7 @@ def rebuild(out: Path, ids: list[str], setup: record.GradingSetup, render_pdf: b
         except (OSError, ValueError):
             continue         # not graded (yet): a later run will
         chosen = for_student(overrides, sid)
-        if "review" in chosen and chosen["review"].value == "cleared" and doc.get("verdict") != "cheat_suspected":
+        if "review" in chosen and chosen["review"].value == "cleared" and not gb.is_flagged(doc):
             idle.append(f"{sid} (line {chosen['review'].line}: the verdict is {doc.get('verdict')})")
         items, late = _scored(out, sid, doc, setup, chosen)
         try:                 # the hidden configs' max_err: only the instructor's copy has it

@@ -3,8 +3,8 @@
 Per submission, in its own child process (sandboxed per `policy.py`), in its own work
 folder `OUT/.work/<id, made safe>` (`work_folder`): (a) compile, `--jobs` at once on the CPU cores; (b) check +
 bench holding one device slot: one GPU (`--gpus`; timings never share a GPU) or, on the
-CPU backend, a compile slot, and the whole machine while it times (no compile, start or
-check of another submission runs then); (c) the outputs
+CPU backend, the whole machine (no compile runs while it checks and times; its process
+starts beforehand, under a compile slot); (c) the outputs
 (`outputs.py`). The reference kernels are timed once per device slot, trusted, outside
 the sandbox, so each student's grade times only their kernel and SDPA.
 """
@@ -19,7 +19,7 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -80,7 +80,6 @@ class Batch:
         self.out = opts.out.resolve()
         self.cfg = opts.cfg
         self.compile_slots = threading.Semaphore(max(1, opts.jobs))
-        self.cpu_judges: set = set()       # CPU submissions in their check/bench phase (stopped while another times)
         # GPU lanes: per GPU, the children alive at once (one timing, the others started
         # ahead: a start takes ~3-8 s, loaded; with two GPUs a GPU frees every ~3 s)
         self.lanes: dict[str, int] = {f"gpu{g}": 0 for g in opts.gpus}
@@ -155,49 +154,35 @@ class Batch:
         return with_references(result, self.references.get(slot), slot), judge
 
     def _run_on_cpu(self, judge) -> str:
-        """A CPU submission's check child shares the machine like a compile does (a compile slot:
-        its start, loading torch, ~4-9 s; its checks; its hidden configs) and has it to itself
-        only while its sizes are timed (RunOptions.bench_gate: the CPU slot and every compile
-        slot). Holding the machine from the child's start to its end made most of the batch
-        serial (64 red-team submissions: 944 s)."""
+        """A CPU submission's child is started ahead too (RunOptions.gate): it loads Python,
+        torch and the binding module (~4-9 s of CPU work, so under a compile slot, never while
+        another submission is timed), then takes the CPU slot and every compile slot with it
+        for its checks, benchmark and hidden configs. Started after taking them, that load
+        was 4-9 s of the batch's serial part a submission. Until the gate no code of the
+        submission has run in it (its library is loaded after: `Judge._open_device`)."""
         n = max(1, self.opts.jobs)
-        held = {"slots": 0, "slot": None}
+        held = {"prepare": True, "slot": None, "exclusive": 0}
 
-        @contextmanager
-        def timing():
-            self.compile_slots.release()
-            held["slots"] -= 1
+        def gate() -> dict:
+            self.compile_slots.release()            # the start is done: CPU work ends here
+            held["prepare"] = False
             held["slot"] = self._take_device("cpu")
             for _ in range(n):
                 self.compile_slots.acquire()
-                held["slots"] += 1
-            try:
-                with ExitStack() as stopped:
-                    # the other submissions' children wait, idle, for a slot or their turn to time:
-                    # stopped, so that nothing a kernel left running slows this one's timings
-                    for other in self.cpu_judges - {judge}:
-                        child = other.child
-                        if child is not None and child.proc.poll() is None:
-                            stopped.enter_context(child.paused())
-                    yield
-            finally:
-                for _ in range(n):
-                    self.compile_slots.release()
-                    held["slots"] -= 1
-                self.devices["cpu"].put(held["slot"])
-                self.compile_slots.acquire()          # back to one slot: the hidden configs
-                held["slots"] += 1
+                held["exclusive"] += 1
+            return {}
         self.compile_slots.acquire()
-        held["slots"] += 1
-        judge.options = replace(judge.options, bench_gate=timing)
-        self.cpu_judges.add(judge)
+        judge.options = replace(judge.options, gate=gate)
         try:
             judge.run_device()
             judge.close_child()
         finally:
-            self.cpu_judges.discard(judge)
-            for _ in range(held["slots"]):
+            for _ in range(held["exclusive"]):
                 self.compile_slots.release()
+            if held["prepare"]:
+                self.compile_slots.release()
+            if held["slot"] is not None:
+                self.devices["cpu"].put(held["slot"])
         return held["slot"] or "cpu"
 
     def _run_on_gpu(self, judge) -> str:
