@@ -222,19 +222,20 @@ class Child:
         cgroup v2 group, the group is frozen: at once, new processes included, and no SIGCONT
         of the kernel's undoes it (a process that forks and exits in a loop outran the
         signals). Else SIGSTOP to every process found, until no new one appears."""
-        if self.cpu is not None:
-            if self.cpu.freeze(True):
+        group = getattr(self, "cpu", None)
+        if group is not None:
+            if group.freeze(True):
                 try:
                     yield
                 finally:
-                    self.cpu.freeze(False)
+                    group.freeze(False)
                 return
-            self.cpu.freeze(False)                   # not frozen in time (or no freezer): signals
+            group.freeze(False)                      # not frozen in time (or no freezer): signals
         stopped: set[int] = set()
         try:
             for _ in range(4):                       # until no process appears that was not stopped
                 members = {pid for pid, _, _ in tree_members(self.proc.pid)}
-                members |= set(self.cpu.members()) if self.cpu is not None else set()   # those that left the tree
+                members |= set(group.members()) if group is not None else set()   # those that left the tree
                 found = [pid for pid in members if pid not in stopped]
                 if not found:
                     break

@@ -56,9 +56,12 @@ def gpu_apps(uuid: str | None) -> int | None:
 def _own_ticks(child) -> int:
     """The judge's CPU time and its child's (every process the child started, from its
     cgroup where it has one: grader/isolation/cpugroup.py), in clock ticks."""
+    from ..isolation.sandbox import tree_members
     t = os.times()
     hz = os.sysconf("SC_CLK_TCK")
-    return int((t.user + t.system) * hz) + child.cpu_ticks()
+    counted = getattr(child, "cpu_ticks", None)          # a Child; a bare process holder: its tree
+    own = counted() if counted is not None else sum(ticks for _, _, ticks in tree_members(child.proc.pid))
+    return int((t.user + t.system) * hz) + own
 
 
 class Meter:
