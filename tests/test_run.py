@@ -80,7 +80,10 @@ def test_ok_submission_is_benchmarked_against_sdpa_and_references(grade_cpu, cfg
         assert row.student_ms > 0 and row.sdpa_ms > 0 and row.naive_ms > 0 and row.fused_ms > 0
         # SDPA's time, or 1.25x SDPA in the judge's own process when it ran slower beside the kernel
         capped = (row.judge_clock or {}).get("sdpa_capped_ms")
-        assert row.slowdown == pytest.approx(row.student_ms / (capped or row.sdpa_ms))
+        if (row.interval or {}).get("adjusted"):     # time the judge's clock charged back: more, never less
+            assert row.slowdown >= row.student_ms / (capped or row.sdpa_ms) * (1 - 1e-6)
+        else:
+            assert row.slowdown == pytest.approx(row.student_ms / (capped or row.sdpa_ms))
         assert capped is None or capped < row.sdpa_ms
         assert row.judge_clock["harness_ms"] > 0 and row.judge_clock["sdpa_ms"] > 0
         assert row.recheck_max_err < 1e-3
