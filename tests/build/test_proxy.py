@@ -112,6 +112,49 @@ def test_errors_are_torchs_own(cfg, tmp_path, body, message):
     assert message in str(err.value)
 
 
+def test_a_checks_message_formats_numbers_without_the_streams_locale(cfg, tmp_path):
+    """On the GPU image a TORCH_CHECK that formatted an int or a float crashed the process with
+    SIGSEGV (an H100, 2026-11-27, proxy tier), where a message of strings raised: the number
+    went through the stream's locale (num_put), which the image's statically linked libstdc++
+    parts break. Here the locale's num_put is a trap: the message must not touch it, and
+    must read as c10::str writes it (an ostream's defaults)."""
+    text = r"""
+#include <torch/extension.h>
+#include <locale>
+#include <stdexcept>
+struct Trap : std::num_put<char> {
+    using It = std::ostreambuf_iterator<char>;
+    It do_put(It, std::ios_base&, char, bool) const override { throw std::runtime_error("NUM_PUT USED"); }
+    It do_put(It, std::ios_base&, char, long) const override { throw std::runtime_error("NUM_PUT USED"); }
+    It do_put(It, std::ios_base&, char, unsigned long) const override { throw std::runtime_error("NUM_PUT USED"); }
+    It do_put(It, std::ios_base&, char, long long) const override { throw std::runtime_error("NUM_PUT USED"); }
+    It do_put(It, std::ios_base&, char, unsigned long long) const override { throw std::runtime_error("NUM_PUT USED"); }
+    It do_put(It, std::ios_base&, char, double) const override { throw std::runtime_error("NUM_PUT USED"); }
+    It do_put(It, std::ios_base&, char, long double) const override { throw std::runtime_error("NUM_PUT USED"); }
+    It do_put(It, std::ios_base&, char, const void*) const override { throw std::runtime_error("NUM_PUT USED"); }
+};
+torch::Tensor attention(torch::Tensor q, torch::Tensor k, torch::Tensor v) {
+    const std::locale old = std::locale::global(std::locale(std::locale::classic(), new Trap));
+    try {
+        TORCH_CHECK(q.size(2) < 10, "S=", q.size(2), " scale=", 0.125f, " d=", 2.5, " big=", 1e20, " u=", 7u,
+                    " b=", true, " c=", 'x', " i8=", static_cast<int8_t>(65), " shape=", q.sizes(),
+                    " neg=", -3, " third=", 1.0 / 3);
+    } catch (...) {
+        std::locale::global(old);
+        throw;
+    }
+    std::locale::global(old);
+    return torch::empty_like(q);
+}
+"""
+    kernel = _proxy_kernel(text, cfg, tmp_path)
+    q, k, v = make_inputs(Shape(1, 2, 37, 16), seed=3, device="cpu")
+    with pytest.raises(RuntimeError) as err:
+        kernel(q, k, v)
+    assert "S=37 scale=0.125 d=2.5 big=1e+20 u=7 b=1 c=x i8=A shape=[1, 2, 37, 16] neg=-3 third=0.333333" \
+        in str(err.value), str(err.value)
+
+
 def test_the_proxy_tier_comes_first_for_cuda():
     cuda = Source(kind="cuda", text="", file="a.py", line_map=())
     cpp = Source(kind="cpp", text="", file="a.py", line_map=())

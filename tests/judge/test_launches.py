@@ -80,11 +80,20 @@ def test_hidden_calls_flag_without_names():
 
 # ---- the watched timed round (grader/judge/gpu.py time_events `watch`) -------------------------------
 
-def _round(S, own_launches, us_each=10.0, events_ms=0.02, extra=(), stream=7, calls=16):
+# the harness's fill of one input set before each timed call (Pool.fill: the name an H100 gave)
+NORMAL = ("void at::native::(anonymous namespace)::distribution_elementwise_grid_stride_kernel<float, 4, "
+          "at::native::templates::cuda::normal_and_transform<float, float, at::CUDAGeneratorImpl*, "
+          "at::native::templates::cuda::normal_kernel<at::CUDAGeneratorImpl*>(at::TensorBase const&, double, double, "
+          "at::CUDAGeneratorImpl*)::{lambda()#1}::operator()() const::{lambda()#2}::operator()() const::{lambda(float)#1}>(")
+
+
+def _round(S, own_launches, us_each=10.0, events_ms=0.02, extra=(), stream=7, calls=16, harness=True):
     kernels = [{"name": OWN_FUSED, "stream": stream, "us": us_each} for _ in range(own_launches)]
     kernels += [{"name": FILL, "stream": stream, "us": 80.0} for _ in range(calls)]      # the L2 flushes
+    kernels += [{"name": NORMAL, "stream": stream, "us": 2.0} for _ in range(calls)]    # the inputs' fills
     kernels += [{"name": n, "stream": stream, "us": 5.0} for n in extra]
-    return {"S": S, "kernels": kernels, "error": None, "event_ms": [events_ms] * calls, "truncated": False}
+    return {"S": S, "kernels": kernels, "error": None, "event_ms": [events_ms] * calls, "truncated": False,
+            "harness": {FILL: calls, NORMAL: calls} if harness else {}}
 
 
 def test_an_honest_timed_round_accounts_for_its_calls():
@@ -94,6 +103,27 @@ def test_an_honest_timed_round_accounts_for_its_calls():
     assert flags == [] and summary["rounds"] == 2
     assert summary["by_S"]["512"] == [{"calls": 16, "own_launches": 16, "expected": 16, "own_us": 160.0,
                                        "event_us": 320.0}]
+    assert summary["harness"] == {FILL: 32, NORMAL: 32} and set(summary["kernels"]) == {OWN_FUSED}
+
+
+def test_the_harness_fills_between_timed_calls_are_not_the_kernels_and_cannot_hide_its_work():
+    """The harness writes each call's inputs just before the call (Pool.fill), inside the watched
+    round: ATen's normal_ kernel, 16 a round. On an H100 they were read as the references' own
+    ATen work (`aten_kernels`) until the child said which kernels are its own. What it says
+    takes out at most that many ATen or allocation kernels: never the submission's, never a
+    library's attention kernel."""
+    from grader.judge.launches import judge_watched
+    own = frozenset({"fused_attention_kernel"})
+    _, flags = judge_watched([_round(512, 16, harness=False)], own, {512: 1})
+    assert [f["code"] for f in flags] == ["aten_kernels"]           # unsaid: the fills read as the kernel's
+    # the kernel's own normal_ beyond the harness's count stays its own
+    _, flags = judge_watched([_round(512, 16, extra=[NORMAL] * 3)], own, {512: 1})
+    assert [f["code"] for f in flags] == ["aten_kernels"] and "x3" in flags[0]["detail"]
+    # a report naming the submission's kernels or SDPA as the harness's hides neither
+    forged = _round(512, 16, extra=[SDPA] * 16)
+    forged["harness"] = {**forged["harness"], OWN_FUSED: 16, SDPA: 16}
+    summary, flags = judge_watched([forged], own, {512: 1})
+    assert [f["code"] for f in flags] == ["foreign_kernel"] and summary["kernels"][OWN_FUSED]["count"] == 16
 
 
 def test_a_timed_round_that_launches_sdpa_or_skips_calls_or_runs_past_its_events_is_flagged():
@@ -126,3 +156,8 @@ def test_the_childs_report_of_a_watched_round_is_bounded():
     assert _plausible_watch({**good, "event_ms": [float("nan")] * CALLS}, 3) is None
     odd = _plausible_watch({**good, "kernels": [{"name": "x" * 10_000, "stream": "s", "us": float("inf")}, 7]}, 3)
     assert odd["kernels"] == [{"name": "x" * 400, "stream": -1, "us": 0.0}]
+    # the harness's launches: a few names, none more than once a call
+    said = {f"k{i}": CALLS for i in range(9)} | {"many": CALLS + 1, "neg": -1, "str": "3", "bool": True}
+    assert _plausible_watch({**good, "harness": said}, 3)["harness"] == {f"k{i}": CALLS for i in range(4)}
+    assert _plausible_watch({**good, "harness": {"many": CALLS + 1, "bool": True}}, 3)["harness"] == {}
+    assert _plausible_watch({**good, "harness": "x"}, 3)["harness"] == {}

@@ -40,6 +40,52 @@
 
 namespace c10 {
 
+// A message's parts appended as c10::str streams them (an ostream's defaults: %g with 6
+// digits, bools as 1/0, chars as characters), but numbers and pointers through snprintf, never
+// through a stream's locale: on the GPU image (an H100, 2026-11-27) a TORCH_CHECK that
+// streamed an int or a float crashed the process with SIGSEGV where a message of strings
+// raised; its g++ links static parts of libstdc++ into every library. Other types (a tensor,
+// its options) are streamed as before, each of them printed from a string.
+namespace detail {
+inline void append(std::string& s, const char* x) { if (x) s += x; }
+inline void append(std::string& s, const std::string& x) { s += x; }
+inline void append(std::string& s, char x) { s += x; }
+inline void append(std::string& s, signed char x) { s += static_cast<char>(x); }
+inline void append(std::string& s, unsigned char x) { s += static_cast<char>(x); }
+inline void append(std::string& s, bool x) { s += x ? '1' : '0'; }
+template <typename T>
+typename std::enable_if<std::is_arithmetic<T>::value>::type append(std::string& s, T x) {
+    char buf[64];
+    if (std::is_floating_point<T>::value)
+        std::snprintf(buf, sizeof buf, "%.6Lg", static_cast<long double>(x));
+    else if (std::is_signed<T>::value)
+        std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(x));
+    else
+        std::snprintf(buf, sizeof buf, "%llu", static_cast<unsigned long long>(x));
+    s += buf;
+}
+#ifdef GRADER_PROXY_HAS_HALF
+inline void append(std::string& s, Half x) { append(s, static_cast<float>(x)); }
+inline void append(std::string& s, BFloat16 x) { append(s, static_cast<float>(x)); }
+#endif
+template <typename T>
+typename std::enable_if<std::is_pointer<T>::value && !std::is_convertible<T, const char*>::value>::type
+append(std::string& s, T x) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%p", static_cast<const void*>(x));
+    s += buf;
+}
+template <typename T>
+typename std::enable_if<!std::is_arithmetic<T>::value && !std::is_pointer<T>::value &&
+                        !std::is_convertible<const T&, const char*>::value &&
+                        !std::is_convertible<const T&, std::string>::value>::type
+append(std::string& s, const T& x) {
+    std::ostringstream ss;
+    ss << x;
+    s += ss.str();
+}
+}  // namespace detail
+
 enum class ScalarType : int8_t {   // the numbering of c10/core/ScalarType.h (checked in dispatch.cpp)
     Byte = 0, Char = 1, Short = 2, Int = 3, Long = 4, Half = 5, Float = 6, Double = 7,
     ComplexHalf = 8, ComplexFloat = 9, ComplexDouble = 10, Bool = 11, QInt8 = 12, QUInt8 = 13,
@@ -204,9 +250,12 @@ class ArrayRef {
     friend bool operator==(ArrayRef a, const std::vector<T>& b) { return a.equals(b); }
     friend bool operator!=(ArrayRef a, const std::vector<T>& b) { return !a.equals(b); }
     friend std::ostream& operator<<(std::ostream& os, ArrayRef a) {   // "[1, 8, 128, 64]", as c10 prints
-        os << "[";
-        for (size_t i = 0; i < a.size_; ++i) os << (i ? ", " : "") << a.data_[i];
-        return os << "]";
+        std::string s = "[";
+        for (size_t i = 0; i < a.size_; ++i) {
+            if (i) s += ", ";
+            detail::append(s, a.data_[i]);
+        }
+        return os << s << "]";
     }
 
  private:
@@ -299,14 +348,14 @@ inline TensorOptions device(Device d) { return TensorOptions().device(d); }
 inline TensorOptions layout(Layout l) { return TensorOptions().layout(l); }
 inline TensorOptions requires_grad(bool r = true) { return TensorOptions().requires_grad(r); }
 
-// The message of a failed check, built like c10::str: every argument streamed in order.
+// The message of a failed check, built like c10::str: every argument in order (`append`).
 namespace detail {
 inline std::string str() { return std::string(); }
 template <typename... Args>
 std::string str(const Args&... args) {
-    std::ostringstream ss;
-    (ss << ... << args);
-    return ss.str();
+    std::string s;
+    (append(s, args), ...);
+    return s;
 }
 inline std::string check_msg(const char* fallback) { return fallback; }
 template <typename... Args>
