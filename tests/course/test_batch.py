@@ -394,6 +394,41 @@ def test_folders_without_a_record_need_the_flags_and_cannot_mix(tmp_path):
     assert sorted(r["submission"] for r in rows) == ["alice", "bob"] and rows[0]["max_score"] == 105
 
 
+def test_collect_takes_each_student_from_a_shard_that_lists_them_now(tmp_path):
+    """Issue 33's walkthrough (S1): the class changed and a shard was re-run under the new split.
+    Its folder still held grades of students it no longer lists (newer than the shard that lists
+    them now), and collect took those, with the lateness of a shard that has no time for them:
+    a student 19 days late scored in full, a withdrawn student back in the gradebook, a
+    collect over fewer shards leaving the others' folders in OUT/students."""
+    from grader.course.batch import collect
+    cfg, _ = _hidden_cfg(tmp_path)
+    stamps = {**STAMPS, "carol": "2026-12-30T12:00:00+00:00"}                 # carol: 19 days late
+    _shard(tmp_path / "s1", ["alice", "carol"], cfg, 1, 2, stamps)
+    _shard(tmp_path / "s2", ["bob"], cfg, 2, 2, stamps)
+    doc = json.loads((tmp_path / "s1" / "students" / "carol" / "results.json").read_text())
+    for sid in ("carol", "zed"):        # graded by s2 under an earlier split (zed has withdrawn since)
+        folder = tmp_path / "s2" / "students" / sid
+        folder.mkdir(parents=True)
+        (folder / "results.json").write_text(json.dumps({**doc, "submission": {**doc["submission"], "name": sid}}))
+        (folder / "batch.json").write_text(json.dumps({"submission": sid, "key": "k", "finished_at": "2026-12-21T10:00:00"}))
+    merged = tmp_path / "merged"
+    warnings = []
+    rows = {r["submission"]: r for r in collect([tmp_path / "s1", tmp_path / "s2"], merged, render_pdf=False,
+                                                warn=warnings.append)}
+    assert sorted(rows) == ["alice", "bob", "carol"]
+    assert rows["carol"]["late_days"] == 19 and rows["carol"]["score"] == 0 and "no_timestamp" not in rows["carol"]["flags"]
+    assert rows["bob"]["late_days"] == 1
+    assert any("zed" in w and "no shard lists" in w for w in warnings), warnings
+    assert not (merged / "students" / "zed").exists()
+    # a collect of fewer shards into the same folder: the others' students leave it
+    (merged / "instructor" / "stray.json").write_text("{}")
+    rows = collect([tmp_path / "s2"], merged, render_pdf=False, warn=warnings.append)
+    assert [r["submission"] for r in rows] == ["bob"]
+    assert sorted(p.name for p in (merged / "students").iterdir()) == ["bob"]
+    assert sorted(p.name for p in (merged / "instructor").iterdir()) == ["bob.json"]
+    assert any("alice, carol" in w and "removed" in w for w in warnings), warnings
+
+
 def test_an_override_survives_a_collect_and_shard_overrides_are_named(tmp_path):
     from grader.course.batch import collect
     cfg, _ = _hidden_cfg(tmp_path)

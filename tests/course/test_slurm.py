@@ -63,3 +63,30 @@ def test_the_check_config_has_one_performance_tier(tmp_path):
     rubric, deadline = config.load_rubric(check_class.fast_config(tmp_path))
     assert rubric.performance == ((1e9, 25.0),) and deadline is not None
     assert rubric.hidden_points == 5
+
+
+def test_the_job_scripts_take_batch_flags_without_a_hidden_file_and_name_a_missing_array(tmp_path):
+    """Issue 33's walkthrough (S2): with no hidden file, the first batch flag was taken as the
+    hidden file (`--hidden --timestamps`), and a collect with no shard folder named the
+    unexpanded glob. The scripts run here as a Slurm task would run them, without Slurm."""
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "ann.py").write_text((REPO / "tests" / "submissions" / "invalid" / "syntax_error.py").read_text())
+    (subs / "times.csv").write_text("submission,submitted_at\nann,2026-12-01T10:00:00+00:00\n")
+    env = {**os.environ, "PYTHON": sys.executable, "GRADER_REPO": str(REPO), "SLURM_ARRAY_TASK_ID": "1",
+           "SLURM_ARRAY_TASK_COUNT": "1", "SLURM_CPUS_PER_TASK": "1"}
+    env.pop("CUDA_VISIBLE_DEVICES", None)
+    root = tmp_path / "root"
+    run = lambda script, *a: subprocess.run(["bash", str(REPO / "tools" / "slurm" / script), *a], cwd=tmp_path,  # noqa: E731
+                                            env=env, capture_output=True, text=True, timeout=600)
+    empty = run("collect.sbatch", str(root))
+    assert empty.returncode == 2 and f"no shard folder in {root}" in empty.stderr and "*" not in empty.stderr
+    proc = run("grade.sbatch", str(subs), str(root), "--timestamps", str(subs / "times.csv"),
+               "--config", str(REPO / "tests" / "fast_config.toml"), "--no-pdf")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    proc = run("collect.sbatch", str(root), "--no-pdf")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    with open(root / "all" / "grades.csv", newline="") as f:
+        [row] = list(csv.DictReader(f))
+    assert row["submission"] == "ann" and row["status"] == "invalid_submission"
+    assert "no_timestamp" not in row["flags"]           # the flags reached the batch

@@ -6,6 +6,9 @@
 #   tools/slurm/submit.sh [--shards N] [--gpus] [--cpus N] [--partition P] [--wait] [--logs DIR] \
 #       SUBMISSIONS OUT_ROOT [HIDDEN_FILE] [more `grader batch` flags ...]
 #
+# Without a hidden file the batch flags follow OUT_ROOT (a third argument starting with '-' is
+# a flag, e.g. `... SUBMISSIONS OUT_ROOT --timestamps times.csv`). --logs DIR is created.
+#
 # CPUs per shard: --cpus N, else the smallest node of the partition (sinfo), at most 16 (a
 # shard runs `--jobs` compiles at once; more rarely helps). A request larger than every node
 # would pend forever, so it is refused here with the nodes' sizes. --gpus asks one GPU per
@@ -22,7 +25,7 @@ while [ $# -gt 0 ]; do
         --partition) partition=$2; shift 2 ;;
         --wait) wait=1; shift ;;
         --logs) logs=$2; shift 2 ;;
-        -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
         *) break ;;
     esac
 done
@@ -44,6 +47,11 @@ elif [ "$cpus" -gt "$largest" ]; then
     echo "error: --cpus $cpus: no node${partition:+ of partition $partition} has that many (CPUs per node:" \
          "$sizes); the jobs would pend forever. Ask for at most $largest." >&2
     exit 2
+fi
+if [ -n "$logs" ]; then
+    # Slurm does not create the folder of --output: a missing one loses every log
+    mkdir -p "$logs" || { echo "error: --logs $logs: cannot create that folder" >&2; exit 2; }
+    logs=$(cd "$logs" && pwd)
 fi
 gres=()
 [ "$gpus" = 1 ] && gres=(--gres=gpu:1)

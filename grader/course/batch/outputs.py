@@ -251,7 +251,7 @@ def collect(outs: list[Path], dest: Path, rubric: Rubric | None = None, deadline
     when given; `hidden` (a config loaded with --hidden) must match the shards' digest.
     `legacy`: the setup for folders graded before records existed (all of them must be)."""
     records = _records(outs, legacy)
-    chosen = _newest_grades(outs)
+    chosen, unlisted = _newest_grades(outs, None if legacy is not None else records)
     base = records[0].setup
     if stamps is None:       # each student's time as the shard that graded them recorded it
         by_folder = {r.folder.resolve(): r.setup.stamps for r in records}
@@ -270,8 +270,19 @@ def collect(outs: list[Path], dest: Path, rubric: Rubric | None = None, deadline
     setup = record.GradingSetup(config=base.config, n_hidden=base.n_hidden, rubric=rubric, deadline=deadline,
                                 stamps=stamps, hidden_digest=base.hidden_digest)
     _check_shards(records, warn)
+    if unlisted:
+        warn(f"warning: {', '.join(f'{sid} ({folder})' for sid, folder in sorted(unlisted.items()))}: graded, but "
+             "no shard lists them now (the class changed since, or they withdrew): not in the gradebook. "
+             "Re-run every shard's batch command (unchanged submissions are skipped) to grade the class as it is")
+    if legacy is None:
+        listed = sorted({sid for r in records for sid in r.students} - set(chosen))
+        if listed:
+            warn(f"warning: {', '.join(listed)}: listed by a shard but not graded there (a batch that did not "
+                 "finish?): not in the gradebook until that shard's batch is re-run")
     dest.mkdir(parents=True, exist_ok=True)
+    read_overrides(dest, setup)              # a bad overrides.csv stops before anything is copied
     _copy_grades(chosen, dest)
+    _prune(dest, outs, set(chosen), warn)
     for out in outs:
         if (out / "overrides.csv").is_file() and out.resolve() != dest.resolve():
             warn(f"note: {out / 'overrides.csv'} is not applied: collect applies {dest / 'overrides.csv'} "
@@ -327,10 +338,18 @@ def _out_of(student_dir: Path) -> Path:
     return (parent.parent if parent.name == STUDENTS else parent).resolve()
 
 
-def _newest_grades(outs: list[Path]) -> dict[str, tuple[str, Path]]:
-    """student -> (finished_at, folder) of the newest complete grade among the shards."""
+def _newest_grades(outs: list[Path], records: list[record.Record] | None = None
+                   ) -> tuple[dict[str, tuple[str, Path]], dict[str, Path]]:
+    """(student -> (finished_at, folder) of the newest complete grade among the shards that
+    list the student now, {student: folder} of grades no shard lists). A shard lists the
+    students of its last run (grading.json): a folder it graded under an earlier split of the
+    class, or of a student who withdrew, is not its grade any more, and its submission time is
+    not in that shard's record. `records` None (folders graded before records): every folder."""
+    listed = None if records is None else {r.folder.resolve(): set(r.students) for r in records}
     chosen: dict[str, tuple[str, Path]] = {}
+    unlisted: dict[str, Path] = {}
     for out in outs:
+        mine = None if listed is None else listed.get(out.resolve(), set())
         for folder in student_folders(out):
             record_file = folder / "batch.json"
             try:
@@ -338,10 +357,37 @@ def _newest_grades(outs: list[Path]) -> dict[str, tuple[str, Path]]:
             except (OSError, ValueError):
                 continue
             sid = record_file.parent.name
+            if mine is not None and sid not in mine:
+                unlisted.setdefault(sid, out)
+                continue
             stamp = rec.get("finished_at", "")
             if sid not in chosen or stamp > chosen[sid][0]:
                 chosen[sid] = (stamp, record_file.parent)
-    return chosen
+    return chosen, {sid: folder for sid, folder in unlisted.items() if sid not in chosen}
+
+
+def _prune(dest: Path, outs: list[Path], keep: set, warn) -> None:
+    """The students a collect folder held from an earlier collect and no longer holds leave it
+    (their grades stay in the shards): an upload that walks OUT/students/ finds the gradebook's
+    students only. A folder that is one of the shards, or a batch's own OUT, is left as it is."""
+    if any(dest.resolve() == o.resolve() for o in outs):
+        return
+    try:
+        was = json.loads((dest / record.FILE_NAME).read_text())
+        if isinstance(was, dict) and not was.get("collected_from"):
+            return                      # a batch's own OUT: its grades are not copies
+    except (OSError, ValueError):
+        pass
+    gone = sorted(f.name for f in (dest / STUDENTS).iterdir()
+                  if f.is_dir() and not f.is_symlink() and not f.name.startswith(".") and f.name not in keep)
+    for sid in gone:
+        shutil.rmtree(dest / STUDENTS / sid, ignore_errors=True)
+    for f in (dest / "instructor").glob("*.json"):
+        if f.stem not in keep:
+            f.unlink(missing_ok=True)
+    if gone:
+        warn(f"note: {', '.join(gone)}: removed from {dest / STUDENTS} (an earlier collect's; "
+             "no shard collected now holds them)")
 
 
 def _copy_grades(chosen: dict[str, tuple[str, Path]], dest: Path) -> None:
