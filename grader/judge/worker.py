@@ -82,8 +82,8 @@ class Worker:
         from .integrity import ALLOWED_OPS, VALUE_READS
         allowed = ALLOWED_OPS - VALUE_READS if self.backend == "triton" else ALLOWED_OPS
         self.audit = OpAudit(allowed)
-        # one-time costs paid before anything is timed: the first TorchDispatchMode imports
-        # torch._dynamo (1.5-3 s)
+        # one-time costs paid before anything is timed: the first dispatch mode's (the
+        # torch._dynamo import it once brought is skipped: integrity.OpAudit.call)
         self.audit.call(lambda x: torch.empty_like(x), torch.empty(1))
         self.audit = OpAudit(allowed)
         # the operators of the calls made outside the dispatch mode (warm-up, timed), counted by
