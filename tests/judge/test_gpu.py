@@ -110,6 +110,7 @@ CASES = [
     ("heldout_row_block_smem.py", "wrong_answer", "applied after the softmax"),
     ("heldout_warp_per_row_3dgrid.py", "wrong_answer", "batch/head offset"),
     ("heldout_three_kernel_warp.py", "ok", "correct"),
+    ("prints_numbers.py", "ok", "correct"),
     ("check_with_numbers.py", "runtime_error", "S=333 is over this kernel's limit of 200 (shape [2, 3, 333, 64], scale 0.125)"),
     ("heldout_warp_kv_tiles.py", "ok", "correct"),
 ]
