@@ -235,9 +235,12 @@ def time_events(kernels: dict, shape: Shape, nonce: int, canaries: dict, kept: d
             watching = None
             if name == "student" and watch is not None and r == watch and watched is not None:
                 from .launches import Watch, harness_kernels
-                canary_fill = [(lambda j=j: pool.fill(j, mine[j]), len(mine)) for j in list(mine)[:1]]
-                harness = harness_kernels([(lambda: pool.fill(0), CALLS - len(mine)), (flush.zero_, CALLS)]
-                                          + canary_fill)
+                # one fill and one flush observed on scratch memory (the pool untouched: no set
+                # is written before its call); a canary's fill is a copy, which the census drops
+                scratch, gen = torch.empty_like(pool.bufs[0]), torch.Generator(device="cuda")
+                harness = harness_kernels([(lambda: scratch.normal_(generator=gen), CALLS - len(mine)),
+                                           (flush.zero_, CALLS)])
+                del scratch
                 watching = Watch(max_kernels=WATCHED_KERNELS)
                 torch.cuda.synchronize()
                 watching.start()

@@ -1436,7 +1436,7 @@ def _plausible_watch(d, watch: int | None) -> dict | None:
     # the harness's own launches between the timed calls (its fills and flushes): a few names,
     # none launched more than once a call
     harness = d.get("harness") if isinstance(d.get("harness"), dict) else {}
-    harness = {str(n)[:400]: c for n, c in list(harness.items())[:4] if type(c) is int and 0 < c <= CALLS}
+    harness = dict([(str(n)[:400], c) for n, c in harness.items() if type(c) is int and 0 < c <= CALLS][:4])
     return {"kernels": kept, "event_ms": [float(x) for x in events], "truncated": d.get("truncated") is True
             or len(kernels) >= WATCHED_KERNELS, "error": str(error)[:300] if error else None, "harness": harness}
 

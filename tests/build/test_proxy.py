@@ -133,12 +133,17 @@ struct Trap : std::num_put<char> {
     It do_put(It, std::ios_base&, char, long double) const override { throw std::runtime_error("NUM_PUT USED"); }
     It do_put(It, std::ios_base&, char, const void*) const override { throw std::runtime_error("NUM_PUT USED"); }
 };
+enum Status { kFine = 0, kBroken = 719 };         // unscoped, as cudaError_t
+static void helper() {}
 torch::Tensor attention(torch::Tensor q, torch::Tensor k, torch::Tensor v) {
     const std::locale old = std::locale::global(std::locale(std::locale::classic(), new Trap));
+    const float* none = nullptr;
+    volatile int vol = 0;
     try {
         TORCH_CHECK(q.size(2) < 10, "S=", q.size(2), " scale=", 0.125f, " d=", 2.5, " big=", 1e20, " u=", 7u,
                     " b=", true, " c=", 'x', " i8=", static_cast<int8_t>(65), " shape=", q.sizes(),
-                    " neg=", -3, " third=", 1.0 / 3);
+                    " neg=", -3, " third=", 1.0 / 3, " err=", kBroken, " null=", none, " np=", nullptr,
+                    " fn=", &helper, " vol=", (&vol != nullptr));
     } catch (...) {
         std::locale::global(old);
         throw;
@@ -151,8 +156,8 @@ torch::Tensor attention(torch::Tensor q, torch::Tensor k, torch::Tensor v) {
     q, k, v = make_inputs(Shape(1, 2, 37, 16), seed=3, device="cpu")
     with pytest.raises(RuntimeError) as err:
         kernel(q, k, v)
-    assert "S=37 scale=0.125 d=2.5 big=1e+20 u=7 b=1 c=x i8=A shape=[1, 2, 37, 16] neg=-3 third=0.333333" \
-        in str(err.value), str(err.value)
+    assert ("S=37 scale=0.125 d=2.5 big=1e+20 u=7 b=1 c=x i8=A shape=[1, 2, 37, 16] neg=-3 third=0.333333 "
+            "err=719 null=0 np=nullptr fn=1 vol=1") in str(err.value), str(err.value)
 
 
 def test_the_proxy_tier_comes_first_for_cuda():

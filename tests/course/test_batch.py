@@ -6,6 +6,7 @@ import csv
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -427,6 +428,15 @@ def test_collect_takes_each_student_from_a_shard_that_lists_them_now(tmp_path):
     assert sorted(p.name for p in (merged / "students").iterdir()) == ["bob"]
     assert sorted(p.name for p in (merged / "instructor").iterdir()) == ["bob.json"]
     assert any("alice, carol" in w and "removed" in w for w in warnings), warnings
+    # a batch's own OUT (its grading.json written by a batch, or none yet: an unfinished first
+    # run) holds grades, not copies: a collect into it removes nothing
+    for record_text in (None, (tmp_path / "s1" / "grading.json").read_text()):
+        own = tmp_path / f"own{record_text is None}"
+        shutil.copytree(tmp_path / "s1", own)
+        if record_text is None:
+            (own / "grading.json").unlink()
+        collect([tmp_path / "s2"], own, render_pdf=False, warn=warnings.append)
+        assert sorted(p.name for p in (own / "students").iterdir()) == ["alice", "bob", "carol"]
 
 
 def test_an_override_survives_a_collect_and_shard_overrides_are_named(tmp_path):

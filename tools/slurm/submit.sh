@@ -51,7 +51,7 @@ fi
 if [ -n "$logs" ]; then
     # Slurm does not create the folder of --output: a missing one loses every log
     mkdir -p "$logs" || { echo "error: --logs $logs: cannot create that folder" >&2; exit 2; }
-    logs=$(cd "$logs" && pwd)
+    logs=$(cd -- "$logs" >/dev/null && pwd)
 fi
 gres=()
 [ "$gpus" = 1 ] && gres=(--gres=gpu:1)

