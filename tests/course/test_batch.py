@@ -284,7 +284,7 @@ def _no_timing(rows):
 
 
 def test_collect_scores_with_the_hidden_configs_and_times_the_shards_recorded(tmp_path):
-    from grader.course.batch import collect, write_gradebook
+    from grader.course.batch import collect
     cfg, _ = _hidden_cfg(tmp_path)
     _shard(tmp_path / "s1", ["alice", "carol"], cfg, 1, 2)
     _shard(tmp_path / "s2", ["bob"], cfg, 2, 2)
