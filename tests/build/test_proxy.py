@@ -120,8 +120,10 @@ def test_a_checks_message_formats_numbers_without_the_streams_locale(cfg, tmp_pa
     must read as c10::str writes it (an ostream's defaults)."""
     text = r"""
 #include <torch/extension.h>
+#include <clocale>
 #include <locale>
 #include <stdexcept>
+#include <string>
 struct Trap : std::num_put<char> {
     using It = std::ostreambuf_iterator<char>;
     It do_put(It, std::ios_base&, char, bool) const override { throw std::runtime_error("NUM_PUT USED"); }
@@ -135,27 +137,36 @@ struct Trap : std::num_put<char> {
 };
 enum Status { kFine = 0, kBroken = 719 };         // unscoped, as cudaError_t
 static void helper() {}
+// the global C++ locale is the process's (pytest's): restoring it with locale::global would
+// also set the C locale to its name, "C", and Python's default text encoding to ASCII for every
+// later test; the C locale is saved and put back as it was
+struct Restore {
+    std::locale cpp;
+    std::string c;
+    ~Restore() { std::locale::global(cpp); std::setlocale(LC_ALL, c.c_str()); }
+};
 torch::Tensor attention(torch::Tensor q, torch::Tensor k, torch::Tensor v) {
-    const std::locale old = std::locale::global(std::locale(std::locale::classic(), new Trap));
+    Restore restore{std::locale(), std::setlocale(LC_ALL, nullptr)};
+    std::locale::global(std::locale(std::locale::classic(), new Trap));
     const float* none = nullptr;
     volatile int vol = 0;
-    try {
+    {
         TORCH_CHECK(q.size(2) < 10, "S=", q.size(2), " scale=", 0.125f, " d=", 2.5, " big=", 1e20, " u=", 7u,
                     " b=", true, " c=", 'x', " i8=", static_cast<int8_t>(65), " shape=", q.sizes(),
                     " neg=", -3, " third=", 1.0 / 3, " err=", kBroken, " null=", none, " np=", nullptr,
                     " fn=", &helper, " vol=", (&vol != nullptr));
-    } catch (...) {
-        std::locale::global(old);
-        throw;
     }
-    std::locale::global(old);
     return torch::empty_like(q);
 }
 """
+    import locale
     kernel = _proxy_kernel(text, cfg, tmp_path)
     q, k, v = make_inputs(Shape(1, 2, 37, 16), seed=3, device="cpu")
+    before = (locale.setlocale(locale.LC_ALL), locale.getpreferredencoding(False))
     with pytest.raises(RuntimeError) as err:
         kernel(q, k, v)
+    # the process's locale as it was (a whole suite once read and wrote files as ASCII after this)
+    assert (locale.setlocale(locale.LC_ALL), locale.getpreferredencoding(False)) == before
     assert ("S=37 scale=0.125 d=2.5 big=1e+20 u=7 b=1 c=x i8=A shape=[1, 2, 37, 16] neg=-3 third=0.333333 "
             "err=719 null=0 np=nullptr fn=1 vol=1") in str(err.value), str(err.value)
 
