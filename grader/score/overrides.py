@@ -101,8 +101,19 @@ def read(path: Path) -> list[Override]:
 
 
 def for_student(overrides: list[Override], student: str) -> dict[str, Override]:
-    """The overrides of one student, by item; a later row replaces an earlier one."""
-    return {o.item: o for o in overrides if o.student == student}
+    """The overrides of one student, by item; a later row replaces an earlier one. An id
+    grades.csv writes with a leading ' (one a spreadsheet would read as a formula: `'=1+1`)
+    names the student as copied from there too."""
+    quoted = "'" + student if student[:1] in ("=", "+", "-", "@") else None
+    return {o.item: o for o in overrides if o.student == student or (quoted and o.student == quoted)}
+
+
+def student_of(o: Override, ids) -> str | None:
+    """The student a row names among `ids` (as written, or as grades.csv quotes it); None if none."""
+    if o.student in ids:
+        return o.student
+    bare = o.student[1:] if o.student.startswith("'") else None
+    return bare if bare and bare[:1] in ("=", "+", "-", "@") and bare in ids else None
 
 
 def check_items(overrides: list[Override], known: set[str], path: Path) -> None:

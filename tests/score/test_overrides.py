@@ -27,6 +27,16 @@ def test_rows_are_read_and_a_later_row_replaces_an_earlier_one(tmp_path):
     assert read(tmp_path / "none.csv") == []
 
 
+def test_an_id_copied_from_grades_csv_with_its_quote_names_the_student(tmp_path):
+    """A walkthrough's S3: grades.csv writes `=1+1` as `'=1+1` (no formula runs); an extension
+    row with the id copied from there was a student 'this folder does not hold', not applied."""
+    from grader.score.overrides import student_of
+    rows = read(_write(tmp_path, "student,item,value,reason,reviewer\n'=1+1,extension,2,,ta\n'bob,extension,1,,ta\n"))
+    assert for_student(rows, "=1+1")["extension"].number == 2
+    assert for_student(rows, "bob") == {}                        # a quote only where grades.csv adds one
+    assert [student_of(o, {"=1+1", "bob"}) for o in rows] == ["=1+1", None]
+
+
 @pytest.mark.parametrize("body, message", [
     ("who,what\nx,y\n", "header"),
     ("student,item,value,reason,reviewer\nbob,review,maybe,,\n", "line 2: a review is"),

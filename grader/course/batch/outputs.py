@@ -223,7 +223,8 @@ def rebuild(out: Path, ids: list[str], setup: record.GradingSetup, render_pdf: b
     if idle:                 # a typo'd student, or a regrade that no longer flags: said, not applied
         print(f"note: overrides.csv clears a review nothing flagged, which changes nothing: {', '.join(idle)}",
               file=sys.stderr)
-    unknown = sorted({o.student for o in overrides} - set(ids))
+    from ...score.overrides import student_of
+    unknown = sorted({o.student for o in overrides if student_of(o, set(ids)) is None})
     if unknown and setup.shard == (1, 1):
         print(f"note: overrides.csv names students this folder does not hold: {', '.join(unknown)}",
               file=sys.stderr)
