@@ -173,7 +173,7 @@ def test_rerun_skips_everything_unchanged_and_applies_the_overrides(graded_class
     overrides = ("student,item,value,reason,reviewer\n"
                  "ivan,review,cleared,the aten call is the check's own (read by hand),jdoe\n"
                  "alice,written:gap,1,one sentence,ta-kim\n"
-                 "alice,review,cleared,wrong row,jdoe\n")
+                 "bob,review,cleared,wrong row,jdoe\n")      # bob: never benchmarked, so never flagged by timings
     (out / "overrides.csv").write_text(overrides)
     before = _rows(out)
     assert float(before["ivan"]["score"]) == 0
@@ -188,8 +188,10 @@ def test_rerun_skips_everything_unchanged_and_applies_the_overrides(graded_class
     # contradiction); the flags stay in their column
     assert rows["ivan"]["status"] != "cheat_suspected" and "strict:aten_compute" in rows["ivan"]["flags"]
     assert float(rows["alice"]["score"]) == float(before["alice"]["score"]) - 4   # 5 -> 1 for one answer
-    assert rows["alice"]["overrides"] == "written:gap=1 by ta-kim; review=cleared by jdoe"
-    assert "clears a review nothing flagged, which changes nothing: alice (line 4: the verdict is ok)" in proc.stderr
+    assert rows["alice"]["overrides"] == "written:gap=1 by ta-kim"
+    # (alice, graded ok, can carry a timing review flag on a busy machine: review:baseline_slowed in CI)
+    assert "clears a review nothing flagged, which changes nothing: bob (line 4: the verdict is wrong_answer)" \
+        in proc.stderr
     (out / "overrides.csv").write_text("student,item,value,reason,reviewer\nivan,review,maybe,,\n")
     proc = _batch(graded_class["subs"], out, "--hidden", str(graded_class["root"] / "hidden.toml"), "--no-pdf")
     assert proc.returncode == 2 and "line 2: a review is" in proc.stderr and "unchanged" not in proc.stdout
