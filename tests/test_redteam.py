@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from grader.core.result import VERDICTS
 from grader.isolation.sandbox import bwrap_path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -38,6 +39,8 @@ def test_every_attack_file_says_what_it_expects():
         redteam.parse_expect(text)
     # a known hole says so (open=ISSUE): printed OPEN while it gets through, a failure once it holds
     assert redteam.parse_expect("x\nExpect: status=wrong_answer; open=issue 26\n").open == "issue 26"
+    for path in attacks:                  # every status named (either of two where two defences race)
+        assert set(redteam.parse_expect(path.read_text()).status.split("|")) <= set(VERDICTS), path.name
 
 
 @pytest.mark.skipif(not HAVE_BWRAP, reason="needs bubblewrap (apt install bubblewrap): the attacks run sandboxed")

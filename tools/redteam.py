@@ -3,7 +3,8 @@
     python tools/redteam.py [DEST] [--gpu]   # make redteam: build the class, grade it, print the table
 
 Each attack is a submission in tests/redteam/ (its docstring says the attack, the defence
-and the row it must get: `Expect: status=...; without=...; flags=...; message=...; slowdown_min=...`;
+and the row it must get: `Expect: status=...; without=...; flags=...; message=...; slowdown_min=...`
+(`status=a|b`: either, where two defences can each decide first);
 `open=ISSUE` marks a known hole: the row it should get without flags (`without=`, `without_message=`,
 `slowdown_min=`) and does not yet, printed OPEN in every run; every other part still fails, and so
 does the entry once the hole holds, so that the mark is dropped), plus
@@ -287,7 +288,7 @@ def check(cls: Class, proc: subprocess.CompletedProcess, before: dict) -> list[t
         row = rows[rid]
         doc = _results(cls.out, rid)
         problems = []
-        if row["status"] != want.status:
+        if row["status"] not in want.status.split("|"):
             problems.append(f"status {row['status']} (want {want.status}): {row['message'][:200]}")
         flags = set(row["flags"].split(";")) - {""}
         # "*:code": the flag in any tier (a judge's-clock flag is strict on a quiet machine, review

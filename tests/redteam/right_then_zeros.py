@@ -3,7 +3,9 @@
 timed output, would grade ok.
 Defence: on the CPU the judge checks random rows of every timed output against float64
 (on CUDA its canary inputs sit among the timed calls, at places the kernel cannot know).
-Expect: status=wrong_answer; message=benchmark inputs
+The CPU sampler can decide first (its own code got none of the timed calls' samples: strict,
+cheat_suspected, seen once in a suite run of 2026-11-28); the wrong outputs always show beneath.
+Expect: status=wrong_answer|cheat_suspected; without=wrong_answer; without_message=benchmark inputs
 """
 
 _CPP_SRC = r"""
