@@ -18,6 +18,11 @@ import re
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]")
 
 
+# text a spreadsheet would run as a formula (OWASP's rule for CSV injection): grades.csv writes
+# it with a leading ' (grader/score/gradebook.py `cell`), and overrides.csv may name an id so
+FORMULA_START = re.compile(r"[=+\-@\x00-\x1f]")
+
+
 def _escape(m: re.Match) -> str:
     c = ord(m.group())
     return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"

@@ -33,7 +33,7 @@ from datetime import datetime, timedelta
 
 from ..core.config import Deadline, Rubric
 from .overrides import Override, OverrideError
-from ..core.safetext import clipped
+from ..core.safetext import FORMULA_START, clipped
 from ..core.answers import SECTION_KEYS, SECTIONS, split_answers
 
 
@@ -303,7 +303,6 @@ def columns(sizes: list[int], n_public: int, n_hidden: int) -> list[str]:
 
 
 _NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
-_FORMULA_START = re.compile(r"[=+\-@\x00-\x1f]")
 
 
 def cell(value) -> object:
@@ -318,7 +317,7 @@ def cell(value) -> object:
         return ""
     if not isinstance(value, str) or _NUMBER.fullmatch(value):
         return value
-    value = ("'" + value if _FORMULA_START.match(value) else value).replace("\r\n", "\n").replace("\r", "\n")
+    value = ("'" + value if FORMULA_START.match(value) else value).replace("\r\n", "\n").replace("\r", "\n")
     return printable(value)
 
 

@@ -29,6 +29,8 @@ import csv
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..core.safetext import FORMULA_START
+
 COLUMNS = ("student", "item", "value", "reason", "reviewer")
 FILE_NAME = "overrides.csv"
 REVIEW_OUTCOMES = ("cleared", "confirmed")
@@ -104,16 +106,15 @@ def for_student(overrides: list[Override], student: str) -> dict[str, Override]:
     """The overrides of one student, by item; a later row replaces an earlier one. An id
     grades.csv writes with a leading ' (one a spreadsheet would read as a formula: `'=1+1`)
     names the student as copied from there too."""
-    quoted = "'" + student if student[:1] in ("=", "+", "-", "@") else None
-    return {o.item: o for o in overrides if o.student == student or (quoted and o.student == quoted)}
+    return {o.item: o for o in overrides if student_of(o, (student,)) == student}
 
 
 def student_of(o: Override, ids) -> str | None:
     """The student a row names among `ids` (as written, or as grades.csv quotes it); None if none."""
     if o.student in ids:
         return o.student
-    bare = o.student[1:] if o.student.startswith("'") else None
-    return bare if bare and bare[:1] in ("=", "+", "-", "@") and bare in ids else None
+    bare = o.student[1:] if o.student.startswith("'") else ""
+    return bare if FORMULA_START.match(bare) and bare in ids else None
 
 
 def check_items(overrides: list[Override], known: set[str], path: Path) -> None:
