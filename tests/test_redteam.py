@@ -5,6 +5,7 @@ output and no process left. Without bubblewrap the sandbox part skips with the r
 the judge-side rules (the parent's own reads, the trust boundary) are tested below and in
 tests/judge/test_judge.py."""
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -99,3 +100,35 @@ def test_the_hidden_shape_is_found_as_a_figure_not_inside_another():
     assert redteam.HIDDEN_S == 173
     assert all(found(t) for t in ("S=173", '"S": 173,', "B=1 H=2 S=173 D=64", "S = 173)"))
     assert not any(found(t) for t in ("spread 173%", "spread 173 %", "0.173", "1730", "173.8"))
+
+
+def test_the_verdict_beneath_the_flags_is_the_verdict_itself_where_no_strict_flag_replaced_it(tmp_path):
+    """An Expect's `without=` is the verdict as scored beneath the flags: a plain wrong_answer
+    (no strict flag, so no `verdict_without_flags` in its results) is wrong_answer beneath too.
+    The CI run of 2026-11-28 failed right_then_zeros on exactly that: its usual wrong_answer read
+    as "verdict without flags None"."""
+    import csv
+    import json
+    out = tmp_path / "out"
+    docs = {"plain": {"verdict": "wrong_answer", "message": "wrong on the benchmark inputs at S=64"},
+            "flagged": {"verdict": "cheat_suspected", "message": "sampler",
+                        "verdict_without_flags": "wrong_answer",
+                        "message_without_flags": "wrong on the benchmark inputs at S=64"},
+            "passed": {"verdict": "ok", "message": "correct"}}
+    for sid, doc in docs.items():
+        (out / "students" / sid).mkdir(parents=True)
+        (out / "students" / sid / "results.json").write_text(json.dumps(doc))
+    with open(out / "grades.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, ["submission", "status", "flags", "message"])
+        w.writeheader()
+        for sid, doc in docs.items():
+            w.writerow({"submission": sid, "status": doc["verdict"], "flags": "", "message": doc["message"]})
+    want = redteam.parse_expect("Expect: status=wrong_answer|cheat_suspected; without=wrong_answer; "
+                                "without_message=benchmark inputs")
+    cls = redteam.Class(subs=tmp_path / "subs", out=out, hidden=tmp_path / "h", seed=0, secret="s",
+                        canary=tmp_path / "canary", old_out=tmp_path / "old", expected=dict.fromkeys(docs, want))
+    rows = {what: (held, detail) for what, held, detail in redteam.check(
+        cls, subprocess.CompletedProcess([], 0, "", ""), {})}
+    assert rows["plain"][0] is True, rows["plain"]
+    assert rows["flagged"][0] is True, rows["flagged"]
+    assert rows["passed"][0] is False and "status ok" in rows["passed"][1], rows["passed"]

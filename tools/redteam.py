@@ -300,14 +300,12 @@ def check(cls: Class, proc: subprocess.CompletedProcess, before: dict) -> list[t
         if want.message and want.message.lower() not in row["message"].lower():
             problems.append(f"message {row['message'][:200]!r} lacks {want.message!r}")
         hole: list = []          # the structural defence's part: what an `open=` mark may excuse
-        if want.without and (doc or {}).get("verdict_without_flags") != want.without:
-            hole.append(f"verdict without flags {(doc or {}).get('verdict_without_flags')} (want {want.without}):"
-                            f" {str((doc or {}).get('message_without_flags'))[:200]}")
-        if want.without_message and want.without_message.lower() not in str(
-                (doc or {}).get("message_without_flags") or "").lower():
-            hole.append(f"message without flags {str((doc or {}).get('message_without_flags'))[:200]!r} "
-                            f"lacks {want.without_message!r}")
-        if "ESCAPE" in row["message"] or "ESCAPE" in str((doc or {}).get("message_without_flags")):
+        beneath, beneath_message = structural(doc)
+        if want.without and beneath != want.without:
+            hole.append(f"verdict without flags {beneath} (want {want.without}): {str(beneath_message)[:200]}")
+        if want.without_message and want.without_message.lower() not in str(beneath_message or "").lower():
+            hole.append(f"message without flags {str(beneath_message)[:200]!r} lacks {want.without_message!r}")
+        if "ESCAPE" in row["message"] or "ESCAPE" in str(beneath_message):
             problems.append("the kernel says it escaped")
         if want.slowdown_min is not None:      # the attack's real cost must show in every size's slowdown
             low = [(b.get("S"), b.get("slowdown")) for b in (doc or {}).get("bench") or []
@@ -394,6 +392,15 @@ def _strings(obj):
     elif isinstance(obj, list):
         for v in obj:
             yield from _strings(v)
+
+
+def structural(doc: dict | None) -> tuple[str | None, str | None]:
+    """The verdict and message beneath the flags, as the gradebook scores them: the one a strict
+    flag replaced, else the verdict itself (a plain wrong_answer has no `verdict_without_flags`)."""
+    doc = doc or {}
+    if doc.get("verdict_without_flags"):
+        return doc["verdict_without_flags"], doc.get("message_without_flags")
+    return doc.get("verdict"), doc.get("message")
 
 
 def _results(out: Path, sid: str) -> dict | None:
