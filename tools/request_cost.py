@@ -79,27 +79,35 @@ def main() -> int:
     for S in (int(s) for s in args.sizes.split(",")):
         shape = Shape(B=1, H=8, S=S, D=64)
         row = {}
-        row["events4"] = best(lambda: gpu.time_events(four, shape, 1, {}, {}), args.repeat)
-        row["events2"] = best(lambda: gpu.time_events(two, shape, 1, {}, {}), args.repeat)
+        row["events4"] = best(lambda: gpu.time_events(four, shape, 1, None, {}), args.repeat)
+        row["events2"] = best(lambda: gpu.time_events(two, shape, 1, None, {}), args.repeat)
         reset = gpu.L2Persistence.reset
         gpu.L2Persistence.reset = lambda self: True
-        row["events2_noreset"] = best(lambda: gpu.time_events(two, shape, 1, {}, {}), args.repeat)
+        row["events2_noreset"] = best(lambda: gpu.time_events(two, shape, 1, None, {}), args.repeat)
         gpu.L2Persistence.reset = reset
         bytes_ = gpu.L2_FLUSH_BYTES
         gpu.L2_FLUSH_BYTES = 1
-        row["events2_noflush"] = best(lambda: gpu.time_events(two, shape, 1, {}, {}), args.repeat)
+        row["events2_noflush"] = best(lambda: gpu.time_events(two, shape, 1, None, {}), args.repeat)
         gpu.L2_FLUSH_BYTES = bytes_
+        # the student's calls on counter-based inputs, every output kept, then committed (commit-reveal)
+        row["events2_kept"] = best(lambda: gpu.time_events(two, shape, 1, 7, {}), args.repeat)
+        kept: dict = {}
+        gpu.time_events(two, shape, 1, 7, kept)
+        from grader.judge.worker import _commit
+        row["commit"] = best(lambda: _commit(kept, shape), args.repeat)
         if S <= gpu.GRAPH_MAX_S:
-            row["graphs4"] = best(lambda: gpu.time_graphs(four, shape, 1, {}, {}), args.repeat)
-            row["graphs2"] = best(lambda: gpu.time_graphs(two, shape, 1, {}, {}), args.repeat)
+            row["graphs4"] = best(lambda: gpu.time_graphs(four, shape, 1, None, {}), args.repeat)
+            row["graphs2"] = best(lambda: gpu.time_graphs(two, shape, 1, None, {}), args.repeat)
+            # the student's calls on counter-based inputs, every output kept (commit-reveal)
+            row["graphs2_kept"] = best(lambda: gpu.time_graphs(two, shape, 1, 7, {}), args.repeat)
         pool = gpu.Pool(shape, gpu.CALLS, 1)
         row["refill"] = best(pool.refill, args.repeat)
         q, k, v = pool.sets[0]
         row["observed_call"] = best(lambda: observed(sdpa, q, k, v), args.repeat)
         row["wall_probe"] = best(lambda: gpu.wall_probe(sdpa, shape, 1), args.repeat)
         canaries = gpu.CANARIES * (2 if S <= gpu.GRAPH_MAX_S else 1)
-        row["canary_pipe"] = pipe_seconds(canaries * 4 * 4 * shape.B * shape.H * S * shape.D)
-        kernel_ms = gpu.time_events({"student": sdpa}, shape, 1, {}, {})["student"].median_ms
+        row["canary_pipe"] = pipe_seconds(canaries * 4 * shape.B * shape.H * S * shape.D)   # the revealed outputs
+        kernel_ms = gpu.time_events({"student": sdpa}, shape, 1, None, {})["student"].median_ms
         print(f"S={S}: SDPA {kernel_ms:.4f} ms a call; " +
               ", ".join(f"{k} {v:.3f} s" for k, v in row.items()), flush=True)
     return 0

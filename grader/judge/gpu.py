@@ -20,13 +20,19 @@ can get inputs it has not seen):
   pool refilled between replays (outside the timed region), no L2 flush (the calls run back to
   back, on inputs just written); the figure is the median replay time over GRAPH_CALLS. It is the headline when every kernel could be captured
   (a kernel that launches on the legacy default stream or synchronises cannot).
-The judge's canary inputs replace CANARIES calls of each method in every request, drawn
-uniformly over its timed calls; the student's outputs of those calls are copied on the timed
-stream right after each call's end event and go back to the judge, which checks random rows
-of every head against float64.
+Every timed call of the student's kernel gets inputs the judge can make again: counter-based
+(`counter_fill`: integer arithmetic on (the request's key, the call's slot, the position), the
+same on the GPU and on the judge's CPU). Its output is copied on the timed stream right after
+the call's end event, and the request's reply commits to every copy (a SHA-256 digest of each).
+Only then does the judge draw CANARIES calls of each method, uniformly over its timed calls,
+and ask for those outputs (`op_reveal`): a copy that does not match its digest is flagged, and
+the rest are checked, random rows of every head, against float64 on the judge's own inputs.
+No call can tell whether it will be checked: nothing in the process knows until every output
+is committed.
 """
 from __future__ import annotations
 
+import hashlib
 import time
 
 import torch
@@ -118,6 +124,88 @@ def _timing(values_ms: list[float], reps: int) -> Timing:
     return Timing(median_ms=med, min_ms=float(t.min()), max_ms=float(t.max()), iqr_ms=q3 - q1, reps=reps)
 
 
+# ---- the timed calls' inputs: counter-based, so that the judge can make any of them again ----------
+MASK32 = 0xFFFFFFFF
+_MUL = (0x7FEB352D, 0x5BD1E995, 0x2C1B3C6D)    # odd, < 2^31: x * m < 2^63 for x < 2^32, exact in int64
+SQRT3 = 3.0 ** 0.5                             # uniform on [-1, 1) times sqrt(3): unit variance
+DIGEST_BYTES = 16
+FILL_LAUNCHES = 21         # the most kernels one counter fill launches (the watched round's census bound)
+HARNESS_NAMES = 12         # the most distinct kernel names of one fill and one L2 flush
+
+
+def counter_seed(key: int, slot: int) -> tuple[int, int]:
+    """Two 32-bit words from (the request's key, a call's slot)."""
+    h = hashlib.blake2b(f"{int(key)}:{int(slot)}".encode(), digest_size=8).digest()
+    return int.from_bytes(h[:4], "little"), int.from_bytes(h[4:], "little")
+
+
+def _layout(shape: Shape) -> tuple[int, int]:
+    """(elements of one tensor, its offset step in a set's buffer: q, k, v each 1 KiB-aligned)."""
+    numel = shape.B * shape.H * shape.S * shape.D
+    return numel, -(-numel // Pool.ALIGN) * Pool.ALIGN
+
+
+def counter_fill(buf: torch.Tensor, idx: torch.Tensor, seed: tuple[int, int], views: tuple,
+                 qk_std: float = 1.0) -> None:
+    """One input set's buffer (float32, 1-D) <- a function of (seed, position) alone: a
+    multiply-xorshift hash in int64 (every product below 2^63, so exact on every device), its
+    low 24 bits as uniform numbers on [-1, 1) (an exact conversion), times sqrt(3) (q and k
+    times qk_std too): the GPU and the judge's CPU make the same numbers, to the last bit of
+    that one rounding. `idx`: int64 positions 0 .. buf.numel() - 1 on buf's device."""
+    lo, hi = seed
+    x = torch.bitwise_xor(idx, lo)
+    x.mul_(_MUL[0]).bitwise_and_(MASK32)
+    x.bitwise_xor_(x >> 16)
+    x.bitwise_xor_(hi)
+    x.mul_(_MUL[1]).bitwise_and_(MASK32)
+    x.bitwise_xor_(x >> 15)
+    x.mul_(_MUL[2]).bitwise_and_(MASK32)
+    x.bitwise_xor_(x >> 16)
+    buf.copy_(x.bitwise_and_(0xFFFFFF))         # below 2^24: exact in float32
+    buf.mul_(2.0 ** -23).sub_(1.0)
+    if qk_std == 1.0:
+        buf.mul_(SQRT3)
+    else:
+        views[0].mul_(SQRT3 * qk_std)
+        views[1].mul_(SQRT3 * qk_std)
+        views[2].mul_(SQRT3)
+
+
+def counter_inputs(shape: Shape, key: int, slot: int) -> tuple:
+    """q, k, v of one timed call, as `counter_fill` made them on the GPU: the judge's side, on its
+    CPU, in numpy's uint32 arithmetic (the same hash modulo 2^32; the same float32 roundings),
+    several times faster than torch's int64 here."""
+    import numpy as np
+    numel, stride = _layout(shape)
+    lo, hi = counter_seed(key, slot)
+    x = np.arange(3 * stride, dtype=np.uint32)
+    x ^= np.uint32(lo)
+    x *= np.uint32(_MUL[0])
+    x ^= x >> np.uint32(16)
+    x ^= np.uint32(hi)
+    x *= np.uint32(_MUL[1])
+    x ^= x >> np.uint32(15)
+    x *= np.uint32(_MUL[2])
+    x ^= x >> np.uint32(16)
+    buf = (x & np.uint32(0xFFFFFF)).astype(np.float32)
+    buf *= np.float32(2.0 ** -23)
+    buf -= np.float32(1.0)
+    views = tuple(buf[i * stride:i * stride + numel] for i in range(3))
+    if shape.qk_std == 1.0:
+        buf *= np.float32(SQRT3)
+    else:
+        for t, scale in zip(views, (SQRT3 * shape.qk_std, SQRT3 * shape.qk_std, SQRT3)):
+            np.multiply(t, np.float32(scale), out=t)
+    size = (shape.B, shape.H, shape.S, shape.D)
+    return tuple(torch.from_numpy(t).view(size) for t in views)
+
+
+def digest(data: bytes) -> str:
+    """The commitment to one output's bytes ("" for no output): SHA-256 (the CPU's SHA
+    instructions: 2-3x BLAKE2b's speed where they exist), its first DIGEST_BYTES."""
+    return hashlib.sha256(data).hexdigest()[:2 * DIGEST_BYTES] if data else ""
+
+
 class Pool:
     """`n` input sets of one shape on the GPU, filled with fresh random numbers on demand (a
     generator seeded from the judge's nonce). Each set's q, k, v are views of one buffer of
@@ -128,32 +216,37 @@ class Pool:
     (with every set written ahead, at fixed offsets of one buffer, it could)."""
     ALIGN = 256                # floats
 
-    def __init__(self, shape: Shape, n: int, nonce: int):
+    def __init__(self, shape: Shape, n: int, nonce: int, key: int | None = None):
         size = (shape.B, shape.H, shape.S, shape.D)
-        numel = shape.B * shape.H * shape.S * shape.D
-        stride = -(-numel // self.ALIGN) * self.ALIGN
+        numel, stride = _layout(shape)
+        self.shape, self.key = shape, key
         self.bufs = [torch.empty(3 * stride, device="cuda") for _ in range(n)]
         self.sets = [tuple(b[i * stride:i * stride + numel].view(size) for i in range(3)) for b in self.bufs]
         self.gen = torch.Generator(device="cuda").manual_seed(input_seed(nonce, 0))
+        self._idx = None
 
-    def fill(self, j: int, canary: tuple | None = None) -> None:
-        """Set j: fresh random numbers, or the judge's canary inputs."""
-        if canary is None:
+    def fill(self, j: int, slot: int | None = None) -> None:
+        """Set j: fresh random numbers, or (a timed call of the student's) the counter-based
+        inputs of `slot` under the request's key, which the judge can make again."""
+        if slot is None or self.key is None:
             self.bufs[j].normal_(generator=self.gen)
             return
-        for dst, src in zip(self.sets[j], canary):
-            dst.copy_(src, non_blocking=False)
+        if self._idx is None:
+            self._idx = torch.arange(self.bufs[0].numel(), device=self.bufs[0].device)
+        counter_fill(self.bufs[j], self._idx, counter_seed(self.key, slot), self.sets[j], self.shape.qk_std)
 
-    def refill(self, canaries: dict | None = None) -> None:
-        """Every set (the graph method and the probes: written before the replay)."""
+    def refill(self, slots: dict | None = None) -> None:
+        """Every set (the graph method and the probes: written before the replay); `slots`:
+        set -> the slot whose counter-based inputs it gets."""
         for j in range(len(self.bufs)):
-            self.fill(j, (canaries or {}).get(j))
+            self.fill(j, (slots or {}).get(j))
 
 
 # ---- the judge's canaries ------------------------------------------------------------------
 # Each request of the harness times the kernel on event_slots() calls (and graph_slots() more
-# where the graph method may run); the judge's canary inputs replace CANARIES of each method's,
-# drawn uniformly without replacement, so that no call is safer than another to get wrong. A
+# where the graph method ran); after the reply has committed to every output, the judge draws
+# CANARIES of each method's, uniformly without replacement, so that no call is safer than
+# another to get wrong. A
 # kernel wrong on a fraction p of its timed calls passes n canaries with probability (1 - p)^n:
 # with at least MIN_REQUESTS (grader/analysis/confidence.py) requests a size, n >= 100 and a kernel
 # wrong on 5% of calls is caught with probability >= 99.4% (`detection`).
@@ -170,18 +263,13 @@ def graph_slots() -> int:
     return (REPLAYS - 1) * GRAPH_CALLS
 
 
-def pick_canaries(shape: Shape, rng, k: int = CANARIES) -> list[int]:
-    """k event-method positions, and k graph positions where the graph method may run, each
-    set drawn uniformly over its method's timed calls."""
+def pick_canaries(shape: Shape, rng, k: int = CANARIES, method: str = "graph") -> list[int]:
+    """k event-method positions, and k graph positions where the graph method ran (`method`),
+    each set drawn uniformly over its method's timed calls."""
     picks = rng.sample(range(event_slots()), min(k, event_slots()))
-    if shape.S <= GRAPH_MAX_S:
+    if shape.S <= GRAPH_MAX_S and method == "graph":
         picks += [event_slots() + i for i in rng.sample(range(graph_slots()), min(k, graph_slots()))]
     return sorted(picks)
-
-
-def canary_optional(slot: int, method: str) -> bool:
-    """A graph-method canary does not come back when the graph was not used."""
-    return slot >= event_slots() and method != "graph"
 
 
 def detection(checked: int, wrong_fraction: float = 0.05) -> float:
@@ -190,11 +278,13 @@ def detection(checked: int, wrong_fraction: float = 0.05) -> float:
     return 1.0 - (1.0 - wrong_fraction) ** max(0, checked)
 
 
-def snapshot(out):
+def snapshot(out, shape: Shape):
     """A copy of a timed call's output taken on the timed stream right after the call's end
     event, before anything else runs there: work the call left running on another stream
-    cannot finish the canary's output later. None when the output is not a tensor."""
-    if not isinstance(out, torch.Tensor):
+    cannot finish the output later. None when the output is not a float32 tensor of the
+    inputs' shape (nothing usable to keep)."""
+    if not isinstance(out, torch.Tensor) or out.dtype != torch.float32 or \
+            tuple(out.shape) != (shape.B, shape.H, shape.S, shape.D):
         return None
     try:
         return out.detach().clone()
@@ -204,17 +294,18 @@ def snapshot(out):
 
 # ---- timing ----------------------------------------------------------------------------------
 
-def time_events(kernels: dict, shape: Shape, nonce: int, canaries: dict, kept: dict,
+def time_events(kernels: dict, shape: Shape, nonce: int, key: int | None, kept: dict,
                 guard: StateGuard | None = None, rounds: dict | None = None, watch: int | None = None,
                 watched: dict | None = None) -> dict:
-    """The event method (module doc). `canaries`: slot -> (q, k, v) for the student;
-    their outputs are stored in `kept`. `rounds`, if given, gets each kernel's per-round
+    """The event method (module doc). `key`: the student's timed calls get the counter-based
+    inputs of their slots under it, and `kept` every one's output, by slot (None: fresh random
+    inputs, nothing kept: the trusted use). `rounds`, if given, gets each kernel's per-round
     medians ("events") and whether every persisting-L2 reset succeeded ("l2_reset").
     `watch` (1 .. ROUNDS - 1, the judge's pick): the student's calls of that round run
     under torch's profiler (grader/judge/launches.py `Watch`), and `watched` gets the kernels
     they launched and each call's event time (ms); that round is left out of every
     kernel's figures (the profiler's own cost is in it; the rounds stay paired)."""
-    pool = Pool(shape, CALLS, nonce)
+    pool = Pool(shape, CALLS, nonce, key)
     flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.int8, device="cuda")
     persisting = L2Persistence()
     reset_ok = persisting.available
@@ -225,9 +316,9 @@ def time_events(kernels: dict, shape: Shape, nonce: int, canaries: dict, kept: d
         for i in range(len(names)):
             name = names[(r + i) % len(names)]
             fn = kernels[name]
-            mine = {}
-            if name == "student" and r >= 1:
-                mine = {j: canaries[(r - 1) * CALLS + j] for j in range(CALLS) if (r - 1) * CALLS + j in canaries}
+            slots = {}
+            if name == "student" and r >= 1 and key is not None:
+                slots = {j: (r - 1) * CALLS + j for j in range(CALLS)}
             if name == "sdpa" and guard is not None:
                 guard.restore()
             starts = [torch.cuda.Event(enable_timing=True) for _ in range(CALLS)]
@@ -236,9 +327,10 @@ def time_events(kernels: dict, shape: Shape, nonce: int, canaries: dict, kept: d
             if name == "student" and watch is not None and r == watch and watched is not None:
                 from .launches import Watch, harness_kernels
                 # one fill and one flush observed on scratch memory (the pool untouched: no set
-                # is written before its call); a canary's fill is a copy, which the census drops
-                scratch, gen = torch.empty_like(pool.bufs[0]), torch.Generator(device="cuda")
-                harness = harness_kernels([(lambda: scratch.normal_(generator=gen), CALLS - len(mine)),
+                # is written before its call); the outputs' copies are device-to-device copies,
+                # which the census drops
+                scratch = Pool(shape, 1, nonce ^ 0x5A5A, key)
+                harness = harness_kernels([(lambda: scratch.fill(0, -1 if slots else None), CALLS),
                                            (flush.zero_, CALLS)])
                 del scratch
                 watching = Watch(max_kernels=WATCHED_KERNELS)
@@ -246,14 +338,15 @@ def time_events(kernels: dict, shape: Shape, nonce: int, canaries: dict, kept: d
                 watching.start()
             try:
                 for j in range(CALLS):
-                    pool.fill(j, mine.get(j))         # written now: no call sees a later call's inputs
+                    pool.fill(j, slots.get(j))        # written now: no call sees a later call's inputs
                     reset_ok = persisting.reset() and reset_ok
                     flush.zero_()
                     starts[j].record(stream)
                     out = fn(*pool.sets[j])
                     ends[j].record(stream)
-                    if j in mine:
-                        kept[(r - 1) * CALLS + j] = snapshot(out)
+                    if j in slots:
+                        kept[slots[j]] = snapshot(out, shape)
+                    del out
             except BaseException:
                 if watching is not None:
                     watching.stop(sync=False)
@@ -272,14 +365,15 @@ def time_events(kernels: dict, shape: Shape, nonce: int, canaries: dict, kept: d
     return timings
 
 
-def time_graphs(kernels: dict, shape: Shape, nonce: int, canaries: dict, kept: dict,
+def time_graphs(kernels: dict, shape: Shape, nonce: int, key: int | None, kept: dict,
                 rounds: dict | None = None) -> dict | None:
-    """The graph method (module doc), every kernel; None if one cannot be captured.
-    `rounds`, if given, gets each kernel's per-replay times ("graph")."""
+    """The graph method (module doc), every kernel; None if one cannot be captured. `key`,
+    `kept`: as `time_events`, the graph's slots after the event method's. `rounds`, if
+    given, gets each kernel's per-replay times ("graph")."""
     out = {}
     base = event_slots()
     for name, fn in kernels.items():
-        pool = Pool(shape, GRAPH_CALLS, nonce ^ hash(name) & 0xFFFF)
+        pool = Pool(shape, GRAPH_CALLS, nonce ^ hash(name) & 0xFFFF, key if name == "student" else None)
         pool.refill()
         try:
             fn(*pool.sets[0])                                   # warm-up outside the capture
@@ -308,18 +402,17 @@ def time_graphs(kernels: dict, shape: Shape, nonce: int, canaries: dict, kept: d
             return None
         values = []
         for r in range(REPLAYS):
-            mine = {}
-            if name == "student" and r >= 1:
-                mine = {j: canaries[base + (r - 1) * GRAPH_CALLS + j] for j in range(GRAPH_CALLS)
-                        if base + (r - 1) * GRAPH_CALLS + j in canaries}
-            pool.refill(mine)
+            slots = {}
+            if name == "student" and r >= 1 and key is not None:
+                slots = {j: base + (r - 1) * GRAPH_CALLS + j for j in range(GRAPH_CALLS)}
+            pool.refill(slots)
             torch.cuda.synchronize()
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
             graph.replay()
             end.record()
-            for j in mine:
-                kept[base + (r - 1) * GRAPH_CALLS + j] = snapshot(outs[j])
+            for j, slot in slots.items():
+                kept[slot] = snapshot(outs[j], shape)
             torch.cuda.synchronize()
             if r > 0:
                 values.append(start.elapsed_time(end) / GRAPH_CALLS)
@@ -357,17 +450,22 @@ def wall_probe(fn, shape: Shape, nonce: int, reps: int = 5) -> tuple[float, floa
     return best, launch
 
 
-def bench_size(kernels: dict, shape: Shape, cfg: Config, nonce: int, canaries: dict | None = None,
+def bench_size(kernels: dict, shape: Shape, cfg: Config, nonce: int, key: int | None = None,
                guard: StateGuard | None = None, watch: int | None = None) -> Timed:
-    """Timings of every kernel at one size on the GPU (events; graphs at small S); `watch`:
-    the event round whose student calls run under the profiler (`time_events`)."""
-    canaries = {s: tuple(t.to("cuda") for t in c) for s, c in (canaries or {}).items()}
+    """Timings of every kernel at one size on the GPU (events; graphs at small S); `key`: the
+    student's timed calls get counter-based inputs under it and every output is kept
+    (`canary_outputs`, by slot; a graph slot only where the graph is the method); `watch`: the
+    event round whose student calls run under the profiler (`time_events`)."""
     guard = guard or StateGuard()
     kept: dict = {}
     rounds: dict = {}
     watched: dict = {}
-    events = time_events(kernels, shape, nonce, canaries, kept, guard, rounds, watch, watched)
-    graphs = time_graphs(kernels, shape, nonce, canaries, kept, rounds) if shape.S <= GRAPH_MAX_S else None
+    events = time_events(kernels, shape, nonce, key, kept, guard, rounds, watch, watched)
+    graph_kept: dict = {}
+    graphs = time_graphs(kernels, shape, nonce, key, graph_kept, rounds) if shape.S <= GRAPH_MAX_S else None
+    if graphs:
+        kept.update(graph_kept)
+    del graph_kept
     guard.restore()
     headline = dict(graphs) if graphs else dict(events)
     timings = dict(headline)
@@ -395,10 +493,11 @@ def timing_description() -> dict:
                        "before every call; median of the round medians; more rounds while the slowdown's 95% "
                        "interval is wider than the precision asked for or straddles a tier boundary. "
                        f"Graphs: {GRAPH_CALLS} calls on distinct inputs captured once, replayed "
-                       f"{REPLAYS - 1} times with the inputs refilled between replays. The judge's canary "
-                       f"inputs replace {CANARIES} calls of each method in every request, drawn uniformly "
-                       "over its timed calls; those outputs, copied the moment each call ends, are checked "
-                       "against float64. In one request of each size, drawn by the judge, one event round of the "
+                       f"{REPLAYS - 1} times with the inputs refilled between replays. Every timed call of "
+                       "the kernel gets inputs the judge can make again, and its output, copied the moment "
+                       "the call ends, is committed to (a digest of each in the reply) before the judge "
+                       f"draws {CANARIES} calls of each method, uniformly over its timed calls, and checks "
+                       "their outputs against float64. In one request of each size, drawn by the judge, one event round of the "
                        "kernel's calls runs under torch's profiler (the kernels they launch are checked: "
                        "grader/judge/launches.py); that round is left out of every kernel's figures.",
         "rounds": ROUNDS - 1, "calls_per_round": CALLS, "graph_calls": GRAPH_CALLS, "replays": REPLAYS - 1,
@@ -409,11 +508,11 @@ def timing_description() -> dict:
 # ---- trusted use (tools/bench_reference.py): the same harness, no canaries -----------------
 
 def time_events_interleaved(kernels: dict, shape: Shape, nonce: int = 1) -> dict:
-    return time_events(kernels, shape, nonce, {}, {})
+    return time_events(kernels, shape, nonce, None, {})
 
 
 def time_graph_all(kernels: dict, shape: Shape, nonce: int = 1) -> dict | None:
-    return time_graphs(kernels, shape, nonce, {}, {})
+    return time_graphs(kernels, shape, nonce, None, {})
 
 
 def _sdpa(q, k, v):

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import secrets
 import shutil
 import statistics
@@ -620,8 +621,9 @@ class Judge:
                 "often, are withheld with the hidden configs)")})
 
     def _bench(self) -> None:
-        """Every benchmark size: fresh inputs for every timed call (the child's), a few
-        canary calls on the judge's own inputs checked here against float64. A size timed
+        """Every benchmark size: fresh inputs for every timed call, every output checked (CPU: the
+        judge's own inputs, a round at a time) or committed to and a few drawn afterwards and
+        checked here against float64 (GPU: inputs the judge makes again). A size timed
         on a busy machine or with a wide spread is timed again (at most MAX_RERUNS times) and
         the quietest run kept; `bench_quality` says how it went."""
         from .quality import MAX_RERUNS, summarize
@@ -687,8 +689,9 @@ class Judge:
             least = min(checked.values())
             self.state["timing"]["canaries_per_size"] = least
             self.state["timing"]["checked"] = (
-                f"canary calls on the judge's own inputs, {CANARIES} per timing method in every request, drawn "
-                f"uniformly over the timed calls and copied the moment each call ended, {ROWS_PER_HEAD} random "
+                f"canary calls, {CANARIES} per timing method in every request, drawn uniformly over the timed "
+                "calls after the process had committed to every output (copied the moment each call ended, a "
+                f"digest of each in its reply), on inputs the judge made again, {ROWS_PER_HEAD} random "
                 f"rows per head checked: at least {least} a size, so a kernel wrong on 5% of its timed calls "
                 f"is caught with probability {detection(least):.1%} or more")
         self.state["bench_quality"] = summarize(per_size, self.cfg, self.device)
@@ -815,32 +818,27 @@ class Judge:
         groups: list[int] = []            # the request each round came from (0, 1, ... in the order kept)
         kept = 0
         # one request of the first MIN_REQUESTS, drawn here, has a round of timed calls watched
-        # (grader/judge/launches.py); the canaries of the next request are made while the child times
+        # (grader/judge/launches.py); a request's canaries are checked in a thread while the child
+        # times the next
         watched_request, sent = rng.randrange(MIN_REQUESTS), 0
-        maker = ThreadPoolExecutor(1)
-        plan = _canary_plan(shape, rng)
-        pending = maker.submit(_make_canaries, shape, plan[1])
+        checker = ThreadPoolExecutor(1)
+        pending = []
         spent_in = {"canaries_wait": 0.0, "requests": 0.0, "checks": 0.0}   # the size's seconds, by part
         try:
             while True:
-                t0 = time.monotonic()
-                canaries = (plan[0], *pending.result())
-                spent_in["canaries_wait"] += time.monotonic() - t0
-                plan = _canary_plan(shape, rng)
-                pending = maker.submit(_make_canaries, shape, plan[1])
                 t0 = time.monotonic()
                 # every request times every kernel: SDPA's time depends on what it is interleaved
                 # with at small S (grader/judge/baseline.py), so its rounds are all alike, and
                 # alike with the clean process's (an H200, 2026-11-27: SDPA beside the student's
                 # kernel alone ran 1.10-1.12x the clean SDPA beside the references at S = 64)
                 with monitor.window() as health:
-                    got = self._bench_request(shape, kernels, rng, canaries, watch=sent == watched_request)
+                    got = self._bench_request(shape, kernels, rng, watch=sent == watched_request)
                 sent += 1
                 if got is None:
                     return None
                 spent_in["requests"] += got["wall"]
                 spent_in["checks"] += time.monotonic() - t0 - got["wall"]
-                errs += got["errs"]
+                pending.append(checker.submit(_check_canaries, shape, *got["check"]))
                 spent = time.monotonic() - start
                 if health.throttled and spent < rule.cap_s:
                     discarded.append(health.reason)
@@ -862,8 +860,19 @@ class Judge:
                 reps += got["reps"] or 0
                 if not rule.more(samples["student"], samples["sdpa"], time.monotonic() - start, groups):
                     break
+            t0 = time.monotonic()
+            changed = []
+            for job in pending:
+                got_errs, got_changed = job.result()
+                errs += got_errs
+                changed += got_changed
+            spent_in["canaries_wait"] += time.monotonic() - t0
         finally:
-            maker.shutdown(wait=False, cancel_futures=True)
+            checker.shutdown(wait=False, cancel_futures=True)
+        if changed:
+            self.state["judge_flags"].append({"code": "changed_outputs", "tier": "strict", "detail": (
+                f"S={shape.S}: {len(changed)} of the timed outputs the judge drew were not the ones your process "
+                "had committed to (their digests differ): outputs rewritten after their calls")})
         if self.observe and sent <= watched_request:   # the size ended before its watched request: said
             self._watched.append({"S": shape.S, "kernels": [], "event_ms": [],
                                   "error": f"S={shape.S}: the size ended before its watched round"})
@@ -889,24 +898,24 @@ class Judge:
                 "seconds": {**{k: round(v, 3) for k, v in spent_in.items()}, "sent": sent,
                             "total": round(time.monotonic() - start, 3)}}
 
-    def _bench_request(self, shape: Shape, kernels: list, rng, canaries: tuple, watch: bool = False) -> dict | None:
-        """One request of the GPU harness: its timings, per-round figures and the canaries'
-        errors; None when the kernel raised (the verdict is set). `canaries`: (slots, their
-        input sets, those as bytes) (`_canary_plan`, `_make_canaries`); `watch`: a round of
-        this request's timed calls runs under the profiler (grader/judge/launches.py)."""
-        from .bench import ROWS_PER_HEAD, ImplausibleTimings, plausible_timings
-        from .check import row_error
-        from .gpu import ROUNDS, canary_optional
+    def _bench_request(self, shape: Shape, kernels: list, rng, watch: bool = False) -> dict | None:
+        """One request of the GPU harness: its timings, per-round figures and what its canaries'
+        check needs (`check`: the arguments of `_check_canaries`); None when the kernel raised
+        (the verdict is set). The student's timed calls get counter-based inputs under a key
+        drawn here, the reply commits to every output, and only then are the checked calls
+        drawn and their outputs asked for (grader/judge/gpu.py); `watch`: a round of this
+        request's timed calls runs under the profiler (grader/judge/launches.py)."""
+        from .bench import ImplausibleTimings, plausible_timings
+        from .gpu import ROUNDS, pick_canaries
         child = self.child
-        picked, canary, payload = canaries
         # one event round whose calls the child runs under the profiler (grader/judge/launches.py)
         watch = rng.randrange(1, ROUNDS) if watch and self.observe else None
         size = shape.B * shape.H * shape.S * shape.D * 4
+        key = rng.getrandbits(62)
         t0 = time.monotonic()
-        reply, data = child.request({"op": "bench", "shape": shape.as_dict(), "nonce": rng.getrandbits(62),
-                                     "kernels": kernels, "canaries": [{"slot": s} for s in picked],
-                                     "observe": self.observe, "watch": watch},
-                                    payload, timeout=self.cfg.timeout_bench + self.jit_s, max_payload=size * len(picked))
+        reply, _ = child.request({"op": "bench", "shape": shape.as_dict(), "nonce": rng.getrandbits(62),
+                                  "key": key, "kernels": kernels, "observe": self.observe, "watch": watch},
+                                 None, timeout=self.cfg.timeout_bench + self.jit_s, max_payload=0)
         wall = time.monotonic() - t0
         reply = self._expect(reply)
         self.state["audit"] = reply.get("audit") if isinstance(reply.get("audit"), dict) else {}
@@ -921,22 +930,16 @@ class Judge:
         except ImplausibleTimings as e:
             raise ChildFailed("runtime_error", str(e)) from None
         self._note_state_changes(reply.get("state_changes"))
-        errs = []
-        returned = reply.get("canaries_returned", [])
-        returned = returned if isinstance(returned, list) else []
-        data = data or b""
         method = str(reply.get("method", ""))[:60]
-        offset = 0
-        for i, (q, k, v) in enumerate(canary):
-            got = returned[i] if i < len(returned) else False
-            if got is not True or offset + size > len(data):
-                if got is not True and canary_optional(picked[i], method):
-                    continue
-                errs.append(None)
-                continue
-            # rows drawn here, after the output arrived (grader/judge/check.py `row_error`)
-            errs.append(row_error(data[offset:offset + size], q, k, v, rng, ROWS_PER_HEAD))
-            offset += size
+        commit = _plausible_commit(reply.get("commit"))
+        # the calls checked, drawn now that every output is committed to: nothing in the child's
+        # process knew which they would be while it ran them
+        picked = pick_canaries(shape, rng, method=method)
+        back, data = child.request({"op": "reveal", "slots": picked}, None, timeout=self.cfg.timeout_bench,
+                                   max_payload=size * len(picked))
+        back = self._expect(back)
+        returned = back.get("returned") if isinstance(back.get("returned"), list) else []
+        check = (key, picked, [commit.get(s, "") for s in picked], returned, data or b"", rng.getrandbits(64))
         extra = reply.get("extra") if isinstance(reply.get("extra"), dict) else {}
         watched = _plausible_watch(extra.get("watched"), watch)
         if watched is not None:
@@ -957,7 +960,7 @@ class Judge:
                 f"S={shape.S}: a call takes {probe:.3f} ms with the device synchronised but "
                 f"{on_stream:.3f} ms by the events on the timed stream: work left running "
                 "on another stream?")})
-        return {"timings": timings, "errs": errs, "method": method, "wall": wall,
+        return {"timings": timings, "check": check, "method": method, "wall": wall,
                 "rounds": _plausible_rounds(extra.get("rounds"), timings, wall),
                 "reps": reply.get("reps") if isinstance(reply.get("reps"), int) else None,
                 "sdpa_backend": str(extra.get("sdpa_backend", ""))[:40],
@@ -1402,25 +1405,55 @@ class CleanSdpa:
                 pass
 
 
-def _canary_plan(shape: Shape, rng) -> tuple[list, list]:
-    """(slots, input seeds) of one request's canaries, drawn with the judge's generator."""
-    from .gpu import pick_canaries
-    picked = pick_canaries(shape, rng)
-    return picked, [rng.getrandbits(62) for _ in picked]
+def _plausible_commit(d) -> dict:
+    """The child's commitments ([[slot, digest]]), bounded: slot -> digest, for slots of the
+    harness's timed calls and digests of the right form ("" for no output)."""
+    from .gpu import DIGEST_BYTES, event_slots, graph_slots
+    out: dict = {}
+    if not isinstance(d, list):
+        return out
+    for item in d[:event_slots() + graph_slots()]:
+        if isinstance(item, list) and len(item) == 2 and type(item[0]) is int and isinstance(item[1], str) \
+                and 0 <= item[0] < event_slots() + graph_slots() \
+                and re.fullmatch(f"(?:[0-9a-f]{{{2 * DIGEST_BYTES}}})?", item[1]):
+            out.setdefault(item[0], item[1])
+    return out
 
 
-def _make_canaries(shape: Shape, seeds: list) -> tuple[list, bytes]:
-    """The canaries' input sets and their bytes (made in a thread while the child times)."""
-    from .check import make_inputs
-    canary = [make_inputs(shape, seed) for seed in seeds]
-    return canary, b"".join(t.numpy().tobytes() for c in canary for t in c)
+def _check_canaries(shape: Shape, key: int, picked: list, digests: list, returned: list, data: bytes,
+                    seed: int) -> tuple[list, list]:
+    """(each drawn call's error, the slots whose output was not the one committed to): an
+    output is checked only where its bytes have the digest the reply committed to, against
+    float64 on the judge's own making of that call's inputs, random rows of every head (rows
+    drawn here, after the output arrived: grader/judge/check.py `row_error`). Run in a thread
+    while the child times the next request."""
+    import random
+
+    from .bench import ROWS_PER_HEAD
+    from .check import row_error
+    from .gpu import counter_inputs, digest
+    rng = random.Random(seed)
+    size = shape.B * shape.H * shape.S * shape.D * 4
+    errs, changed, offset = [], [], 0
+    for i, slot in enumerate(picked):
+        if (returned[i] if i < len(returned) else False) is not True or offset + size > len(data):
+            errs.append(None)                 # no usable output
+            continue
+        out = data[offset:offset + size]
+        offset += size
+        if not digests[i] or digest(out) != digests[i]:
+            changed.append(slot)
+            errs.append(None)
+            continue
+        errs.append(row_error(out, *counter_inputs(shape, key, slot), rng, ROWS_PER_HEAD))
+    return errs, changed
 
 
 def _plausible_watch(d, watch: int | None) -> dict | None:
     """The child's report of the watched timed round, bounded (grader/judge/launches.py), or None when
     there is none or it is not of the round asked for."""
     import math
-    from .gpu import CALLS, WATCHED_KERNELS
+    from .gpu import CALLS, FILL_LAUNCHES, HARNESS_NAMES, WATCHED_KERNELS
     if watch is None or not isinstance(d, dict) or d.get("round") != watch:
         return None
     events = d.get("event_ms")
@@ -1433,10 +1466,13 @@ def _plausible_watch(d, watch: int | None) -> dict | None:
              "us": float(k["us"]) if isinstance(k.get("us"), (int, float)) and math.isfinite(k["us"]) else 0.0}
             for k in kernels[:WATCHED_KERNELS] if isinstance(k, dict)]
     error = d.get("error")
-    # the harness's own launches between the timed calls (its fills and flushes): a few names,
-    # none launched more than once a call
+    # the harness's own launches between the timed calls (its counter fills and L2 flushes): a
+    # few names, at most FILL_LAUNCHES + 1 launches a call in all
     harness = d.get("harness") if isinstance(d.get("harness"), dict) else {}
-    harness = dict([(str(n)[:400], c) for n, c in harness.items() if type(c) is int and 0 < c <= CALLS][:4])
+    harness = dict([(str(n)[:400], c) for n, c in harness.items()
+                    if type(c) is int and 0 < c <= CALLS * FILL_LAUNCHES][:HARNESS_NAMES])
+    if sum(harness.values()) > CALLS * (FILL_LAUNCHES + 1):
+        harness = {}
     return {"kernels": kept, "event_ms": [float(x) for x in events], "truncated": d.get("truncated") is True
             or len(kernels) >= WATCHED_KERNELS, "error": str(error)[:300] if error else None, "harness": harness}
 

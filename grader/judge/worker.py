@@ -42,6 +42,7 @@ class Worker:
         self.audit = None
         self._native, self._native_ok = None, False     # the binding module's operator observer
         self._observed_before: list = []     # CUDA: the launches of a bench request's untimed call
+        self._kept = None                     # CUDA: (shape, slot -> output) of the last bench request, until revealed
 
     # -- the loop -------------------------------------------------------------------------
     def serve(self) -> None:
@@ -184,37 +185,50 @@ class Worker:
             reply["launches"] = launches[0]
         return reply, out
 
-    def op_bench(self, h: dict, payload: bytes) -> tuple[dict, bytes | None]:
-        """(CUDA) Time the kernels at one size on fresh inputs; keep the outputs of the calls the
-        judge picked (canaries: its own inputs, placed where it said) and send them back."""
+    def op_bench(self, h: dict, _payload: bytes) -> tuple[dict, None]:
+        """(CUDA) Time the kernels at one size; the student's timed calls get counter-based inputs
+        under the judge's `key`, and the reply commits to every one's output (`commit`: slot ->
+        digest). The outputs stay here for `op_reveal`, which the judge sends once it has the
+        commitments and has drawn the calls it checks."""
         import torch
 
         shape = Shape(**h["shape"])
-        canaries = h.get("canaries", [])
-        sets = _tensors(payload, shape, 3 * len(canaries), "cpu") if canaries else []
-        canary_inputs = {int(c["slot"]): tuple(sets[3 * i:3 * i + 3]) for i, c in enumerate(canaries)}
+        key = h.get("key")
+        key = key if type(key) is int else 0
         kernels = self._bench_kernels(h, shape)
+        self._kept = None
         self._unaudited_begin()
         try:
             from .gpu import bench_size            # the CPU's rounds are the judge's (op_bench_round)
             watch = h.get("watch") if _observing(h) else None
             watch = watch if type(watch) is int else None
-            timed = bench_size(kernels, shape, self.cfg, int(h["nonce"]), canary_inputs, self.guard, watch)
+            timed = bench_size(kernels, shape, self.cfg, int(h["nonce"]), key, self.guard, watch)
         except StudentError as exc:
             self._unaudited_end()
             return _raised(exc, self.audit), None
-        outs = [_output_bytes(timed.canary_outputs.get(int(c["slot"])), shape) for c in canaries]
-        data = b"".join(outs) if any(outs) else None
+        commit = _commit(timed.canary_outputs, shape)
+        self._kept = (shape, timed.canary_outputs)
         reply = {"timings": {n: asdict(t) for n, t in timed.timings.items()}, "reps": timed.reps,
-                 "method": timed.method, "state_changes": timed.state_changes,
-                 "canaries_returned": [bool(o) for o in outs], "extra": timed.extra}
+                 "method": timed.method, "state_changes": timed.state_changes, "commit": commit,
+                 "extra": timed.extra}
         if self.device == "cuda" and _observing(h):
             reply["launches"] = self._launches_after(h, shape)
         self._unaudited_end()
         reply["audit"] = self.audit.as_dict()
         if self.device == "cuda":
             torch.cuda.synchronize()
-        return reply, data
+        return reply, None
+
+    def op_reveal(self, h: dict, _) -> tuple[dict, bytes | None]:
+        """(CUDA) The kept outputs of the slots the judge drew, after the commitments; the rest
+        are dropped."""
+        shape, kept = self._kept or (None, {})
+        self._kept = None
+        slots = h.get("slots") if isinstance(h.get("slots"), list) else []
+        outs = [_output_bytes(kept.get(s), shape) if shape is not None and type(s) is int else b"" for s in slots]
+        del kept
+        data = b"".join(outs)
+        return {"returned": [bool(o) for o in outs]}, data or None
 
     # -- the CPU benchmark, paced by the judge one round at a time (grader/judge/bench.py) -----------
     def op_bench_begin(self, h: dict, _) -> tuple[dict, None]:
@@ -360,6 +374,20 @@ def _tensors(payload: bytes, shape: Shape, count: int, device: str) -> list:
         raise ValueError(f"expected {count} tensors of {n} floats, got {flat.numel()} floats")
     size = (shape.B, shape.H, shape.S, shape.D)
     return [flat[i * n:(i + 1) * n].reshape(size).to(device) for i in range(count)]
+
+
+def _commit(kept: dict, shape: Shape) -> list:
+    """[[slot, digest]] of every kept output, in slot order ("" for none), hashed in a few
+    threads (hashlib lets go of the GIL)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from .gpu import digest
+    slots = sorted(kept)
+
+    def one(slot):
+        return digest(_output_bytes(kept[slot], shape))
+    with ThreadPoolExecutor(4) as pool:
+        return [[s, d] for s, d in zip(slots, pool.map(one, slots))]
 
 
 def _output_bytes(out, shape: Shape) -> bytes:

@@ -167,3 +167,20 @@ def test_proxy_headers_launch_on_torchs_stream():
     graph.replay()
     torch.cuda.synchronize()
     assert (out.double() - truth(q, k, v)).abs().max().item() <= 1e-4
+
+
+def test_the_gpus_counter_inputs_are_the_judges_bit_for_bit():
+    """Commit-reveal canaries (grader/judge/gpu.py): the judge checks a timed output against
+    inputs it makes again on its CPU (numpy), so the GPU's `counter_fill` (torch, int64) must make
+    the same numbers, the one float32 rounding (times sqrt(3), qk_std) included."""
+    import torch
+
+    from grader.core.config import Shape
+    from grader.judge.gpu import Pool, counter_inputs
+    for shape in (Shape(1, 8, 1024, 64), Shape(2, 3, 200, 64), Shape(1, 2, 64, 128, qk_std=8.0)):
+        pool = Pool(shape, 2, 1, key=987654321)
+        for slot in (0, 159, 800):
+            pool.fill(1, slot)
+            torch.cuda.synchronize()
+            want = counter_inputs(shape, 987654321, slot)
+            assert all(torch.equal(g.cpu(), w) for g, w in zip(pool.sets[1], want)), (shape, slot)

@@ -480,39 +480,43 @@ def test_the_childs_processes_are_stopped_while_the_judge_measures():
 
 
 class _HarnessChild:
-    """A child that answers the GPU harness's bench requests as grader/judge/gpu.py's does (timings,
-    per-round figures, the canaries' outputs, the watched round): the judge's side of the CUDA
-    benchmark, driven on a machine without a GPU (its own side runs on the GPU machine:
-    tests/judge/test_gpu.py). `wrong` canaries come back wrong."""
+    """A child that answers the GPU harness's requests as grader/judge/gpu.py's does (timings,
+    per-round figures, a commitment to every timed output, the drawn outputs on `reveal`, the
+    watched round): the judge's side of the CUDA benchmark, driven on a machine without a GPU
+    (its own side runs on the GPU machine: tests/judge/test_gpu.py). `wrong`: the fraction of
+    calls whose output is zeros; `rewrite`: every output committed as zeros, and the drawn ones
+    sent back right (outputs rewritten once the checked calls are known)."""
 
-    def __init__(self, wrong: int = 0):
+    def __init__(self, wrong: float = 0.0, rewrite: bool = False):
         import os
+        import random
         self.proc = type("P", (), {"pid": os.getpid()})()
         self.requests: list[dict] = []
-        self.wrong = wrong
+        self.wrong, self.rewrite, self.rng = wrong, rewrite, random.Random(11)
+        self.kept: tuple | None = None
 
-    def request(self, header, payload=None, timeout=60.0, max_payload=0, on_note=None):
+    def _output(self, shape, key, slot, zeros=False):
         import torch
         import torch.nn.functional as F
 
+        from grader.judge.gpu import counter_inputs
+        out = F.scaled_dot_product_attention(*counter_inputs(shape, key, slot))
+        return (torch.zeros_like(out) if zeros else out).contiguous().numpy().tobytes()
+
+    def request(self, header, payload=None, timeout=60.0, max_payload=0, on_note=None):
         from grader.core.config import Shape
-        from grader.judge.gpu import CALLS, ROUNDS, event_slots
-        assert header["op"] == "bench", header
+        from grader.judge.gpu import CALLS, ROUNDS, digest, event_slots
         self.requests.append(header)
+        if header["op"] == "reveal":
+            shape, key, outs = self.kept
+            sent = [self._output(shape, key, s) if self.rewrite else outs[s] for s in header["slots"]]
+            return {"returned": [True] * len(sent)}, b"".join(sent)
+        assert header["op"] == "bench", header
         shape = Shape(**header["shape"])
-        n = shape.B * shape.H * shape.S * shape.D
-        flat = torch.frombuffer(bytearray(payload or b""), dtype=torch.float32)
-        outs, returned = [], []
-        for i, canary in enumerate(header["canaries"]):
-            returned.append(canary["slot"] < event_slots())        # the graph was not used: no graph canary
-            if not returned[-1]:
-                continue
-            q, k, v = (flat[(3 * i + j) * n:(3 * i + j + 1) * n].reshape(shape.B, shape.H, shape.S, shape.D)
-                       for j in range(3))
-            out = F.scaled_dot_product_attention(q, k, v)
-            if i < self.wrong:
-                out = torch.zeros_like(out)
-            outs.append(out.contiguous().numpy().tobytes())
+        outs = {s: self._output(shape, header["key"], s, zeros=self.rewrite or self.rng.random() < self.wrong)
+                for s in range(event_slots())}
+        self.kept = (shape, header["key"], outs)
+        commit = [[s, digest(o)] for s, o in outs.items()]
         rounds = ROUNDS - 1 - (1 if header.get("watch") is not None else 0)
         student, sdpa = [0.020 + 0.0001 * r for r in range(rounds)], [0.010 + 0.0001 * r for r in range(rounds)]
         beside = [n for n in header["kernels"] if n != "sdpa"]
@@ -533,10 +537,10 @@ class _HarnessChild:
                                 "kernels": [{"name": own, "stream": 7, "us": 15.0} for _ in range(CALLS)]}
         reply = {"timings": {"student": timing(student), "sdpa": timing(sdpa),
                              **{n: timing([0.03] * rounds) for n in beside}}, "reps": rounds * CALLS,
-                 "method": "events", "state_changes": [], "canaries_returned": returned, "extra": extra,
+                 "method": "events", "state_changes": [], "commit": commit, "extra": extra,
                  "audit": {"calls": 1, "flagged": {}},
                  "launches": [{"kernels": [{"name": own, "stream": 7, "us": 15.0}], "error": None}] * 2}
-        return reply, b"".join(outs)
+        return reply, None
 
 
 def _gpu_judge(cfg, child):
@@ -558,33 +562,52 @@ def test_the_gpu_benchmark_asks_for_canaries_a_watched_round_and_checks_what_com
     import random
 
     from grader.analysis.confidence import MIN_REQUESTS
-    from grader.judge.gpu import CANARIES, GRAPH_MAX_S, event_slots
+    from grader.judge.gpu import CANARIES, event_slots
     shape = cfg.bench_shapes[-1]
     child = _HarnessChild()
     judge = _gpu_judge(cfg, child)
     got = judge._bench_size(shape, ["sdpa"], random.Random(3))
     assert got is not None and got["recheck"] is not None and got["recheck"] < 1e-4, got["recheck"]
-    requests = child.requests
+    requests = [h for h in child.requests if h["op"] == "bench"]
     assert len(requests) >= MIN_REQUESTS
     # where the size's seconds went (timing.bench_seconds_by_S), on the judge's clock
     seconds = got["seconds"]
     assert seconds["sent"] == len(requests) and 0 < seconds["requests"] <= seconds["total"], seconds
-    per_request = CANARIES * (2 if shape.S <= GRAPH_MAX_S else 1)
-    assert all(len(h["canaries"]) == per_request for h in requests)
-    assert got["checked_calls"] == CANARIES * len(requests)          # graph canaries: the graph was not used
+    # a request says nothing of which calls are checked: they are drawn after its reply, one
+    # reveal a request, of the method that ran (events here: no graph call drawn)
+    assert all(not {"canaries", "slots"} & set(h) and type(h["key"]) is int for h in requests)
+    ops = [h["op"] for h in child.requests]
+    assert ops == ["bench", "reveal"] * len(requests), ops
+    reveals = [h for h in child.requests if h["op"] == "reveal"]
+    assert all(len(h["slots"]) == CANARIES and max(h["slots"]) < event_slots() for h in reveals)
+    assert got["checked_calls"] == CANARIES * len(requests)
     watched = [h for h in requests if h.get("watch") is not None]
     assert len(watched) == 1 and requests.index(watched[0]) < MIN_REQUESTS and 1 <= watched[0]["watch"] < 11
-    assert all(h["observe"] is True and h["canaries"][0]["slot"] < event_slots() for h in requests)
+    assert all(h["observe"] is True for h in requests)
     judge._judge_launches()
     timed = judge.state["launches"]["timed"]
     assert timed["rounds"] == 1 and timed["by_S"][str(shape.S)][0]["own_launches"] == 16, timed
     assert not [f for f in judge.state["judge_flags"] if f["code"] in ("timed_launches", "untimed_work")]
 
 
-def test_a_wrong_canary_among_the_gpu_timed_calls_is_caught(cfg):
+def test_a_kernel_wrong_on_a_tenth_of_its_gpu_timed_calls_is_caught(cfg):
     import math
     import random
     shape = cfg.bench_shapes[-1]
-    judge = _gpu_judge(cfg, _HarnessChild(wrong=1))
+    judge = _gpu_judge(cfg, _HarnessChild(wrong=0.1))
     got = judge._bench_size(shape, ["sdpa"], random.Random(4))
     assert got["recheck"] is not None and (got["recheck"] > 0.01 or math.isnan(got["recheck"])), got["recheck"]
+    assert not [f for f in judge.state["judge_flags"] if f["code"] == "changed_outputs"]
+
+
+def test_gpu_outputs_rewritten_once_the_checked_calls_are_known_are_flagged_not_checked(cfg):
+    """The canary-aware attack after commit-reveal: garbage on every timed call, committed, then
+    the drawn calls' outputs recomputed right before they are sent. Their digests differ from
+    the commitments: strict `changed_outputs`, and no output counts as checked."""
+    import random
+    shape = cfg.bench_shapes[-1]
+    judge = _gpu_judge(cfg, _HarnessChild(rewrite=True))
+    got = judge._bench_size(shape, ["sdpa"], random.Random(6))
+    assert got["recheck"] is None
+    flags = [f for f in judge.state["judge_flags"] if f["code"] == "changed_outputs"]
+    assert len(flags) == 1 and flags[0]["tier"] == "strict" and f"S={shape.S}:" in flags[0]["detail"], flags

@@ -147,7 +147,7 @@ def test_a_timed_round_that_launches_sdpa_or_skips_calls_or_runs_past_its_events
 
 
 def test_the_childs_report_of_a_watched_round_is_bounded():
-    from grader.judge.gpu import CALLS
+    from grader.judge.gpu import CALLS, FILL_LAUNCHES, HARNESS_NAMES
     from grader.judge.judge import _plausible_watch
     good = {"round": 3, "kernels": [{"name": "k", "stream": 1, "us": 2.0}], "event_ms": [0.1] * CALLS, "error": None}
     assert _plausible_watch(good, 3)["kernels"] == [{"name": "k", "stream": 1, "us": 2.0}]
@@ -156,8 +156,12 @@ def test_the_childs_report_of_a_watched_round_is_bounded():
     assert _plausible_watch({**good, "event_ms": [float("nan")] * CALLS}, 3) is None
     odd = _plausible_watch({**good, "kernels": [{"name": "x" * 10_000, "stream": "s", "us": float("inf")}, 7]}, 3)
     assert odd["kernels"] == [{"name": "x" * 400, "stream": -1, "us": 0.0}]
-    # the harness's launches: a few names, none more than once a call
-    said = {f"k{i}": CALLS for i in range(9)} | {"many": CALLS + 1, "neg": -1, "str": "3", "bool": True}
-    assert _plausible_watch({**good, "harness": said}, 3)["harness"] == {f"k{i}": CALLS for i in range(4)}
-    assert _plausible_watch({**good, "harness": {"many": CALLS + 1, "bool": True}}, 3)["harness"] == {}
+    # the harness's launches (a counter fill and an L2 flush a call): a few names, no more than
+    # FILL_LAUNCHES + 1 launches a call in all
+    said = {f"k{i}": CALLS for i in range(HARNESS_NAMES + 5)} | {"many": CALLS * FILL_LAUNCHES + 1, "neg": -1,
+                                                                 "str": "3", "bool": True}
+    assert _plausible_watch({**good, "harness": said}, 3)["harness"] == {f"k{i}": CALLS for i in range(HARNESS_NAMES)}
+    assert _plausible_watch({**good, "harness": {"many": CALLS * FILL_LAUNCHES + 1, "bool": True}}, 3)["harness"] == {}
     assert _plausible_watch({**good, "harness": "x"}, 3)["harness"] == {}
+    heavy = {"a": CALLS * FILL_LAUNCHES, "b": 2 * CALLS}          # more than a fill and a flush a call: none taken
+    assert _plausible_watch({**good, "harness": heavy}, 3)["harness"] == {}
