@@ -358,6 +358,16 @@ phases=${*:-setup system grade tests}
 #   N=20 LIMIT_throughput=560 tools/gpu_session.sh setup throughput
 #   ONLY='^(?!gpu_)[a-m]' tools/gpu_session.sh setup redteam; then '^(?!gpu_)[n-z]'
 #   GPUS="0 0,1" on a two-GPU kind: throughput
+# (2026-11-28, seventh session: no device time left, nothing run). Since then the GPU canaries are
+# commit-reveal (grader/judge/gpu.py: counter-based inputs, every timed output digested, the
+# checked calls drawn after the reply): FIRST on the next GPU,
+#   TESTS_test_gpu=540 LIMIT_tests=560 tools/gpu_session.sh setup tests   (its new
+#     test_the_gpus_counter_inputs_are_the_judges_bit_for_bit, and the references still ok)
+#   ONLY='^gpu_' LIMIT_redteam=400 tools/gpu_session.sh setup redteam     (canary_aware_cuda no
+#     longer open: wrong_answer beneath its python_api flag)
+#   LIMIT_reqcost=300 tools/gpu_session.sh setup reqcost   (events2_kept vs events2, commit: the
+#     cost of the fills, copies and digests), and gradetime beside the tree before 2026-11-28
+#     (GRADETIME_OLD) for the 10% bar; then the list above.
 [ "$phases" = all ] && phases="setup system grade tests redteam corpus bench fidelity compile noisy throughput profile demo triton tprofile"
 for p in $phases; do
     start=$(date +%s)
