@@ -55,7 +55,8 @@ PIPE_BYTES = 1 << 20          # the pipes' capacity (Linux's default is 64 KiB; 
 
 def widen(*fds: int) -> None:
     """Give each pipe PIPE_BYTES of capacity where the kernel allows it: a request's canaries
-    (120 MB at S = 1024) crossed a 64 KiB pipe in ~2000 wake-ups each way."""
+    (120 MB at S = 1024, when the judge sent its own inputs) crossed a 64 KiB pipe in ~2000
+    wake-ups each way."""
     import fcntl
     for fd in fds:
         try:
@@ -144,7 +145,7 @@ class Endpoint:
         return out
 
     def _read_payload(self, n: int, deadline: float | None) -> bytearray:
-        """n bytes read straight into one buffer (a payload: up to hundreds of MB of canaries;
+        """n bytes read straight into one buffer (a payload: up to hundreds of MB of inputs or outputs;
         `_read_exact`'s way, a fresh n-byte read buffer per pipe-full, cost more than the
         transfer), returned as a bytearray (torch.frombuffer takes it without a copy)."""
         out = bytearray(n)

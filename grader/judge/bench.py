@@ -18,10 +18,12 @@ what that process cannot forge (grader/judge/judge.py, `_bench_size_cpu`):
   is taken the same way), sent back, and the judge checks
   `ROWS_PER_HEAD` random rows of every head against float64, rows it picks after the
   output arrived: a kernel wrong on any timed call is wrong_answer;
-- each round's reported times must fit in the round's time on the judge's clock (else the
-  grade is a runtime_error), and what they leave unaccounted must be what the harness's
-  own work costs (the judge does that work itself to know): time moved out of the
-  kernel's reported calls is charged back to them, and flagged;
+- every call is a request of its own (`Rounds.round`'s `only`), so each kernel's call has a
+  bracket on the judge's clock: its reported time must fit in it (else the grade is a
+  runtime_error), and what the kernel's call leaves unaccounted must be what the harness's
+  own work of a request costs (the judge does that work itself to know): time moved out of
+  the kernel's reported call, whether dropped or handed to another kernel's call, stays in
+  the kernel's bracket and is charged back to it, and flagged;
 - SDPA and the references answer another question than the kernel: they get the round's
   inputs as (k, q, v), the same bytes in the same caches (no copy, no change of speed), so
   an output they leave alive or freed in the process (the harness's own local, a block of
@@ -134,7 +136,8 @@ class Timed:
     timings: dict                          # kernel -> Timing
     reps: int                              # timed rounds
     method: str
-    canary_outputs: dict = field(default_factory=dict)     # round -> the student's output
+    canary_outputs: dict = field(default_factory=dict)     # slot -> the student's kept output (CUDA)
+    commit: dict = field(default_factory=dict)             # slot -> its digest, taken as its method ended (CUDA)
     state_changes: list = field(default_factory=list)      # StateGuard.changes
     extra: dict = field(default_factory=dict)
 
@@ -159,15 +162,16 @@ class Rounds:
                     self.guard.restore()
                 fn(q.clone(), k.clone(), v.clone()) if name == "student" else fn(q, k, v)
 
-    def round(self, r: int, q, k, v, keep=None) -> dict:
-        """{name: ms} of one call of each kernel: the student on copies of q, k, v, the others
+    def round(self, r: int, q, k, v, keep=None, only: str | None = None) -> dict:
+        """{name: ms} of one call of each kernel (`only`: of that kernel alone, one request of
+        the judge's a call): the student on copies of q, k, v, the others
         on (k, q, v), another question (module doc). `keep(name, out)` takes each kernel's
         output (its bytes) the moment its call returns, before any other kernel runs (work
         left running cannot finish the tensor behind the judge's back), and inside the call's
         time: an output that computes itself when first read (memory mapped with no access, a
         fault handler doing the work) is timed as the call's, and every kernel pays the same
         copy."""
-        names = self.names
+        names = self.names if only is None else [n for n in self.names if n == only]
         samples = {}
         for i in range(len(names)):
             name = names[(r + i) % len(names)]

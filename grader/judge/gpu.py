@@ -5,7 +5,7 @@ Timing, one harness for the student, SDPA and the references (the method of
 can get inputs it has not seen):
 - events: `ROUNDS` interleaved rounds (a warm-up round first, discarded); in a round each
   kernel, in turn (the order rotated round by round), makes `CALLS` calls, each on its own
-  input set of a pool, written with fresh random numbers just before the call, with
+  input set of a pool, written with new counter-based numbers just before the call, with
   the L2 cache flushed (a 256 MiB buffer zeroed) before every call and CUDA events around
   it, and the persisting-L2 limit forced to 0 and the persisting lines reset before every
   call (`L2Persistence`: a kernel cannot keep its data resident across calls through an
@@ -207,11 +207,12 @@ def digest(data: bytes) -> str:
 
 
 class Pool:
-    """`n` input sets of one shape on the GPU, filled with fresh random numbers on demand (a
-    generator seeded from the judge's nonce). Each set's q, k, v are views of one buffer of
-    its own (each tensor 1 KiB from the buffer's start), so that filling a set is one launch
-    (three per set, 48 a refill and thousands a request, were most of a graph request's time
-    on an H200). The event method fills set j just before call j (`fill`): no call's inputs
+    """`n` input sets of one shape on the GPU, filled on demand: with the request's key, the
+    counter-based inputs of a slot (`counter_fill`, ~20 launches); else fresh random numbers (a
+    generator seeded from the judge's nonce: the untimed calls). Each set's q, k, v are views of
+    one buffer of its own (each tensor 1 KiB from the buffer's start), so that a set is filled
+    in one pass (three per set, 48 a refill and thousands a request, were most of a graph
+    request's time on an H200 when a fill was a normal_ a tensor). The event method fills set j just before call j (`fill`): no call's inputs
     exist before the call before it has ended, so no call can compute a later one's answer
     (with every set written ahead, at fixed offsets of one buffer, it could)."""
     ALIGN = 256                # floats
@@ -223,7 +224,8 @@ class Pool:
         self.bufs = [torch.empty(3 * stride, device="cuda") for _ in range(n)]
         self.sets = [tuple(b[i * stride:i * stride + numel].view(size) for i in range(3)) for b in self.bufs]
         self.gen = torch.Generator(device="cuda").manual_seed(input_seed(nonce, 0))
-        self._idx = None
+        # made once, here: a fill launches the same kernels every time (the watched round's census)
+        self._idx = torch.arange(3 * stride, device="cuda") if key is not None else None
 
     def fill(self, j: int, slot: int | None = None) -> None:
         """Set j: fresh random numbers, or (a timed call of the student's) the counter-based
@@ -231,8 +233,6 @@ class Pool:
         if slot is None or self.key is None:
             self.bufs[j].normal_(generator=self.gen)
             return
-        if self._idx is None:
-            self._idx = torch.arange(self.bufs[0].numel(), device=self.bufs[0].device)
         counter_fill(self.bufs[j], self._idx, counter_seed(self.key, slot), self.sets[j], self.shape.qk_std)
 
     def refill(self, slots: dict | None = None) -> None:
@@ -278,6 +278,12 @@ def detection(checked: int, wrong_fraction: float = 0.05) -> float:
     return 1.0 - (1.0 - wrong_fraction) ** max(0, checked)
 
 
+def _slot(name: str, index: int, slot: int) -> int:
+    """The counter slot of a timed call: the student's own (what the judge may draw), another
+    kernel's a negative one of its own, which the judge never draws."""
+    return slot if name == "student" else -1 - (index * (event_slots() + graph_slots()) + slot)
+
+
 def snapshot(out, shape: Shape):
     """A copy of a timed call's output taken on the timed stream right after the call's end
     event, before anything else runs there: work the call left running on another stream
@@ -288,8 +294,26 @@ def snapshot(out, shape: Shape):
         return None
     try:
         return out.detach().clone()
+    except torch.OutOfMemoryError:
+        raise                    # the harness's keeping, not the kernel's output: a grader error
     except Exception:  # noqa: BLE001 - a tensor that cannot be copied: no usable output
         return None
+
+
+def output_bytes(t) -> bytes:
+    """A kept output's float32 bytes (b"" for none)."""
+    return t.detach().to("cpu").contiguous().numpy().tobytes() if isinstance(t, torch.Tensor) else b""
+
+
+def commit_outputs(kept: dict, shape: Shape) -> dict:
+    """{slot: digest} of every kept output ("" for none), hashed in a few threads (hashlib lets
+    go of the GIL). Taken as soon as a method's timed calls end, before any more of the
+    kernel's code runs (the next method's warm-up, the wall probe), so no later call of it is a
+    chance to rewrite what was kept."""
+    from concurrent.futures import ThreadPoolExecutor
+    slots = sorted(kept)
+    with ThreadPoolExecutor(4) as pool:
+        return dict(zip(slots, pool.map(lambda s: digest(output_bytes(kept[s])), slots)))
 
 
 # ---- timing ----------------------------------------------------------------------------------
@@ -316,9 +340,11 @@ def time_events(kernels: dict, shape: Shape, nonce: int, key: int | None, kept: 
         for i in range(len(names)):
             name = names[(r + i) % len(names)]
             fn = kernels[name]
+            # every kernel's timed calls on counter-based inputs (the same harness work for all);
+            # the student's on the slots the judge may draw, the others' on slots it never does
             slots = {}
-            if name == "student" and r >= 1 and key is not None:
-                slots = {j: (r - 1) * CALLS + j for j in range(CALLS)}
+            if r >= 1 and key is not None:
+                slots = {j: _slot(name, names.index(name), (r - 1) * CALLS + j) for j in range(CALLS)}
             if name == "sdpa" and guard is not None:
                 guard.restore()
             starts = [torch.cuda.Event(enable_timing=True) for _ in range(CALLS)]
@@ -344,7 +370,7 @@ def time_events(kernels: dict, shape: Shape, nonce: int, key: int | None, kept: 
                     starts[j].record(stream)
                     out = fn(*pool.sets[j])
                     ends[j].record(stream)
-                    if j in slots:
+                    if name == "student" and j in slots:
                         kept[slots[j]] = snapshot(out, shape)
                     del out
             except BaseException:
@@ -373,7 +399,7 @@ def time_graphs(kernels: dict, shape: Shape, nonce: int, key: int | None, kept: 
     out = {}
     base = event_slots()
     for name, fn in kernels.items():
-        pool = Pool(shape, GRAPH_CALLS, nonce ^ hash(name) & 0xFFFF, key if name == "student" else None)
+        pool = Pool(shape, GRAPH_CALLS, nonce ^ hash(name) & 0xFFFF, key)
         pool.refill()
         try:
             fn(*pool.sets[0])                                   # warm-up outside the capture
@@ -403,15 +429,16 @@ def time_graphs(kernels: dict, shape: Shape, nonce: int, key: int | None, kept: 
         values = []
         for r in range(REPLAYS):
             slots = {}
-            if name == "student" and r >= 1 and key is not None:
-                slots = {j: base + (r - 1) * GRAPH_CALLS + j for j in range(GRAPH_CALLS)}
+            if r >= 1 and key is not None:
+                slots = {j: _slot(name, list(kernels).index(name), base + (r - 1) * GRAPH_CALLS + j)
+                         for j in range(GRAPH_CALLS)}
             pool.refill(slots)
             torch.cuda.synchronize()
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
             graph.replay()
             end.record()
-            for j, slot in slots.items():
+            for j, slot in (slots.items() if name == "student" else ()):
                 kept[slot] = snapshot(outs[j], shape)
             torch.cuda.synchronize()
             if r > 0:
@@ -460,10 +487,15 @@ def bench_size(kernels: dict, shape: Shape, cfg: Config, nonce: int, key: int | 
     kept: dict = {}
     rounds: dict = {}
     watched: dict = {}
+    # the wall probe's calls first: after a method's timed calls, no more of the kernel's code
+    # runs before what they kept is committed to (`commit_outputs`)
+    probe = wall_probe(kernels["student"], shape, nonce)
     events = time_events(kernels, shape, nonce, key, kept, guard, rounds, watch, watched)
+    commit = commit_outputs(kept, shape) if key is not None else {}
     graph_kept: dict = {}
     graphs = time_graphs(kernels, shape, nonce, key, graph_kept, rounds) if shape.S <= GRAPH_MAX_S else None
     if graphs:
+        commit.update(commit_outputs(graph_kept, shape) if key is not None else {})
         kept.update(graph_kept)
     del graph_kept
     guard.restore()
@@ -473,14 +505,14 @@ def bench_size(kernels: dict, shape: Shape, cfg: Config, nonce: int, key: int | 
     if graphs:
         timings.update({f"{n}_cudagraph": t for n, t in graphs.items()})
     extra = {"sdpa_backend": sdpa_backend(torch.empty(shape.B, shape.H, shape.S, shape.D, device="cuda")),
-             **dict(zip(("wall_probe_ms", "launch_ms"), wall_probe(kernels["student"], shape, nonce))),
+             **dict(zip(("wall_probe_ms", "launch_ms"), probe)),
              "rounds": {n: v for n, v in rounds["graph" if graphs else "events"].items() if n in ("student", "sdpa")},
              "l2_persisting_reset": rounds["l2_reset"]}
     if watched:
         extra["watched"] = watched
     torch.cuda.synchronize()
     return Timed(timings=timings, reps=events["student"].reps, method="graph" if graphs else "events",
-                 canary_outputs=kept, state_changes=list(guard.changes), extra=extra)
+                 canary_outputs=kept, commit=commit, state_changes=list(guard.changes), extra=extra)
 
 
 def timing_description() -> dict:
@@ -488,7 +520,7 @@ def timing_description() -> dict:
         "method": f"CUDA events around each call (L2 flushed before each), CUDA graphs at S <= {GRAPH_MAX_S} "
                   "when every kernel can be captured",
         "description": f"{ROUNDS - 1} interleaved rounds after a warm-up round, {CALLS} calls per kernel per "
-                       "round, each call on an input set it has not seen (written with fresh random numbers "
+                       "round, each call on an input set it has not seen (written with new counter-based numbers "
                        "just before the call), the L2 flushed and its persisting lines reset (limit 0) "
                        "before every call; median of the round medians; more rounds while the slowdown's 95% "
                        "interval is wider than the precision asked for or straddles a tier boundary. "

@@ -934,12 +934,12 @@ class Judge:
         commit = _plausible_commit(reply.get("commit"))
         # the calls checked, drawn now that every output is committed to: nothing in the child's
         # process knew which they would be while it ran them
-        picked = pick_canaries(shape, rng, method=method)
+        picked = pick_canaries(shape, _PICKER, method=method)
         back, data = child.request({"op": "reveal", "slots": picked}, None, timeout=self.cfg.timeout_bench,
                                    max_payload=size * len(picked))
         back = self._expect(back)
         returned = back.get("returned") if isinstance(back.get("returned"), list) else []
-        check = (key, picked, [commit.get(s, "") for s in picked], returned, data or b"", rng.getrandbits(64))
+        check = (key, picked, [commit.get(s, "") for s in picked], returned, data or b"", _PICKER.getrandbits(64))
         extra = reply.get("extra") if isinstance(reply.get("extra"), dict) else {}
         watched = _plausible_watch(extra.get("watched"), watch)
         if watched is not None:
@@ -998,7 +998,7 @@ class Judge:
     def _bench_size_cpu(self, shape: Shape, kernels: list, rng) -> dict | None:
         """One timing of every kernel at one size on the CPU, paced and checked by the judge
         (grader/judge/bench.py's module doc): each round on inputs made here and sent just then,
-        its times held to the judge's clock, the kernel's output of every round checked on
+        each call a request of its own whose time is held to the judge's clock, the kernel's output of every round checked on
         random rows; then the harness's cost and SDPA measured in this process. None when the
         kernel raised (the verdict is set)."""
         from .bench import ROWS_PER_HEAD, ImplausibleTimings, make_row, summarize
@@ -1030,7 +1030,11 @@ class Judge:
             return None
         samples: dict = {n: [] for n in names}
         errs: list = []
-        unaccounted: list = []          # each round's time on the judge's clock that no call reported
+        # each round's time on the judge's clock that the kernel's call did not report: every call
+        # is a request of its own, so its bracket holds its time whatever its process reports, and
+        # time moved out of its call (dropped, or handed to another kernel's) stays in it
+        unaccounted: list = []
+        held = None                     # the inputs the child holds for the other kernels (the last sent)
         # SDPA timed here too, on a round's own (k, q, v) as the child's SDPA got them, with the child's
         # processes stopped, between the rounds: paired in time with them (SDPA measured once, after
         # the rounds, ran 0.5-1.9x the child's on an honest kernel's grades as the 2-core machine
@@ -1043,22 +1047,39 @@ class Judge:
         try:
             while rule.more(samples["student"], samples["sdpa"], time.monotonic() - start):
                 (q, k, v), payload = inputs()
-                got = ask({"op": "bench_round", "round": r}, payload, max_payload=size)
-                if sampler is not None:
-                    sampler.drain()
-                if got is None:
-                    return None
-                reply, data, wall_ms = got
-                times = round_samples(reply.get("samples"), names, wall_ms, r)
+                times, excess = {}, {}
+                sdpa_got = None
+                # one request a call, in the round's rotated order: the student's brings the round's
+                # inputs; the others take the last inputs sent (as (k, q, v): another question), which
+                # the kernel has already seen, so no call learns anything ahead of its own request
+                for name in (names[(r + i) % len(names)] for i in range(len(names))):
+                    send = None
+                    if name == "student":
+                        send, held = payload, (q, k, v)
+                    elif held is None:
+                        held, send = inputs()
+                    got = ask({"op": "bench_round", "round": r, "only": name}, send, max_payload=size)
+                    if sampler is not None:
+                        sampler.drain()
+                    if got is None:
+                        return None
+                    reply, data, wall_ms = got
+                    times.update(round_samples(reply.get("samples"), [name], wall_ms, r))
+                    excess[name] = wall_ms - times[name]
+                    if name == "student":
+                        errs.append(row_error(data if reply.get("returned") is True else None, q, k, v, rng,
+                                              ROWS_PER_HEAD))
+                    if name == "sdpa":
+                        sdpa_got = held
                 for name, ms in times.items():
                     samples[name].append(ms)
-                unaccounted.append(wall_ms - sum(times.values()))
-                errs.append(row_error(data if reply.get("returned") is True else None, q, k, v, rng, ROWS_PER_HEAD))
+                unaccounted.append(excess["student"])
                 r += 1
                 if time.monotonic() >= judge_next:
                     t0 = time.monotonic()
+                    sq, sk, sv = sdpa_got
                     with child.paused():
-                        judge_sdpa.append(_sdpa_once(k, q, v, self.threads))
+                        judge_sdpa.append(_sdpa_once(sk, sq, sv, self.threads))
                     spent = time.monotonic() - t0          # the judge's time, not the kernel's
                     child.deadline += spent
                     deadline += spent
@@ -1083,7 +1104,7 @@ class Judge:
         # the harness's cost is measured as the rounds ran (an honest OpenMP kernel's threads still
         # spinning between calls slow both alike); SDPA's clean figure with the kernel's processes
         # stopped: nothing of it runs while the judge times the baseline the cap is taken from
-        harness_ms = _harness_here(shape, len(names))
+        harness_ms = _harness_here(shape, 1)       # the harness's work of one request: the kernel's call's
         if len(judge_sdpa) < JUDGE_SDPA_MIN:        # a size of few rounds: more samples, after them
             with child.paused():
                 judge_sdpa += _sdpa_here(shape, self.threads, rng, JUDGE_SDPA_MIN - len(judge_sdpa))
@@ -1215,8 +1236,9 @@ def _harness_here(shape: Shape, kernels: int, reps: int = 9) -> float:
 
 def clock_flags(shape: Shape, timings: dict, clock: dict, busy: bool = False) -> list[dict]:
     """Strict flags when the timed process's figures disagree with the judge's own clock:
-    its rounds took much longer than the calls it reported and the harness's own work can
-    explain (time taken out of the kernel's reported calls), or SDPA ran much slower in the
+    the kernel's calls took much longer on the judge's clock (a request a call) than it
+    reported and the harness's own work of a request can explain (time taken out of the
+    kernel's reported calls), or SDPA ran much slower in the
     kernel's process than in the judge's (its baseline slowed, however it was done). `busy`:
     other processes used the machine meanwhile; the details say so, and that no cap was
     applied (`on_busy` makes the flags review)."""
@@ -1226,9 +1248,9 @@ def clock_flags(shape: Shape, timings: dict, clock: dict, busy: bool = False) ->
     if lost > UNACCOUNTED_RATIO * harness + UNACCOUNTED_SLACK_MS:
         strict = lost > UNACCOUNTED_STRICT * harness + UNACCOUNTED_STRICT_SLACK_MS
         flags.append({"code": "forged_timings", "tier": "strict" if strict else "review", "detail": (
-            f"S={shape.S}: a round took {lost:.3f} ms more on the judge's clock than the calls your process "
-            f"reported, and the harness's own work takes {harness:.3f} ms: time left out of the reported calls "
-            "(timings rewritten in the timed process, or work left running between calls)"
+            f"S={shape.S}: your kernel's timed call took {lost:.3f} ms more on the judge's clock than your process "
+            f"reported for it, and the harness's own work of a call takes {harness:.3f} ms: time left out of the "
+            "reported call (timings rewritten in the timed process: dropped, or handed to another kernel's call)"
             + (BUSY_NOTE if busy else ""))})
     if base > SLOWED_REVIEW * sdpa_ms + CLOCK_SLACK_MS:
         flags.append({"code": "baseline_slowed", "tier": "review", "detail": (
@@ -1247,9 +1269,10 @@ def cap_baseline(row: dict) -> dict:
       kernel's process (by an attack, or by an honest kernel's OpenMP threads still spinning
       while SDPA runs: up to 1.7x measured beside reference/fused_opt.cpp on the 2-core
       machine) cannot flatter the kernel;
-    - the time a round took beyond its reported calls and the review line (UNACCOUNTED_RATIO x
-      the harness's cost + UNACCOUNTED_SLACK_MS) charged to the kernel's calls: time moved out
-      of its reported calls, by whatever rewrote the timer, buys at most that line."""
+    - the time the kernel's call took beyond what it reported (its request's bracket on the
+      judge's clock) and the review line (UNACCOUNTED_RATIO x the harness's cost of a request +
+      UNACCOUNTED_SLACK_MS) charged to the kernel's calls: time moved out of its reported
+      calls, by whatever rewrote the timer, buys at most that line."""
     clock = row.get("judge_clock") or {}
     base, mine, clean = row.get("sdpa_ms"), row.get("student_ms"), clock.get("sdpa_ms")
     if not (base and mine):
@@ -1403,6 +1426,11 @@ class CleanSdpa:
                     pipe.close()
             except Exception:  # noqa: BLE001
                 pass
+
+
+# the checked calls and rows are drawn from the OS's entropy, not the judge's generator, whose
+# other draws (keys, nonces) reach the child
+_PICKER = secrets.SystemRandom()
 
 
 def _plausible_commit(d) -> dict:

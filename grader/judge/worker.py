@@ -43,6 +43,7 @@ class Worker:
         self._native, self._native_ok = None, False     # the binding module's operator observer
         self._observed_before: list = []     # CUDA: the launches of a bench request's untimed call
         self._kept = None                     # CUDA: (shape, slot -> output) of the last bench request, until revealed
+        self._round_inputs = None             # CPU: the last benchmark inputs the judge sent (q, k, v)
 
     # -- the loop -------------------------------------------------------------------------
     def serve(self) -> None:
@@ -206,7 +207,7 @@ class Worker:
         except StudentError as exc:
             self._unaudited_end()
             return _raised(exc, self.audit), None
-        commit = _commit(timed.canary_outputs, shape)
+        commit = [[slot, d] for slot, d in sorted(timed.commit.items())]
         self._kept = (shape, timed.canary_outputs)
         reply = {"timings": {n: asdict(t) for n, t in timed.timings.items()}, "reps": timed.reps,
                  "method": timed.method, "state_changes": timed.state_changes, "commit": commit,
@@ -236,6 +237,7 @@ class Worker:
         from .bench import Rounds
         shape = Shape(**h["shape"])
         self._rounds = (shape, Rounds(self._bench_kernels(h, shape), self.guard))
+        self._round_inputs = None
         self._unaudited_begin()
         try:
             self._rounds[1].warmup(shape, self.cfg, int(h["nonce"]))
@@ -245,16 +247,23 @@ class Worker:
         return {"ok": True, "audit": self.audit.as_dict()}, None
 
     def op_bench_round(self, h: dict, payload: bytes) -> tuple[dict, bytes | None]:
-        """One round on the judge's inputs; the student's output goes back whole (its bytes
-        taken the moment its call returned, inside the call's time)."""
+        """One round on the judge's inputs, or (`only`) one kernel's call of it: the inputs come
+        with the request that brings them (the student's call's, and the first of a size), and
+        a call without them takes the last ones sent; the student's output goes back whole
+        (its bytes taken the moment its call returned, inside the call's time)."""
         shape, rounds = self._rounds
-        q, k, v = _tensors(payload, shape, 3, "cpu")
+        if payload:
+            self._round_inputs = _tensors(payload, shape, 3, "cpu")
+        if self._round_inputs is None:
+            raise ValueError("a benchmark call before any inputs were sent")
+        q, k, v = self._round_inputs
+        only = h.get("only") if isinstance(h.get("only"), str) else None
         taken: dict = {}
 
         def keep(name: str, out) -> None:          # every kernel's bytes, inside its call's time
             taken[name] = _output_bytes(out, shape)
         try:
-            samples = rounds.round(int(h["round"]), q, k, v, keep=keep)
+            samples = rounds.round(int(h["round"]), q, k, v, keep=keep, only=only)
         except StudentError as exc:
             self._unaudited_end()
             return _raised(exc, self.audit), None
@@ -374,20 +383,6 @@ def _tensors(payload: bytes, shape: Shape, count: int, device: str) -> list:
         raise ValueError(f"expected {count} tensors of {n} floats, got {flat.numel()} floats")
     size = (shape.B, shape.H, shape.S, shape.D)
     return [flat[i * n:(i + 1) * n].reshape(size).to(device) for i in range(count)]
-
-
-def _commit(kept: dict, shape: Shape) -> list:
-    """[[slot, digest]] of every kept output, in slot order ("" for none), hashed in a few
-    threads (hashlib lets go of the GIL)."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from .gpu import digest
-    slots = sorted(kept)
-
-    def one(slot):
-        return digest(_output_bytes(kept[slot], shape))
-    with ThreadPoolExecutor(4) as pool:
-        return [[s, d] for s, d in zip(slots, pool.map(one, slots))]
 
 
 def _output_bytes(out, shape: Shape) -> bytes:

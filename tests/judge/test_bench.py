@@ -105,3 +105,100 @@ def test_the_timed_calls_inputs_are_counter_based_unit_variance_and_made_again_b
             counter_fill(buf, torch.arange(3 * stride), counter_seed(3, 4), views, s.qk_std)
         assert 0 < Count.ops <= FILL_LAUNCHES, Count.ops
         assert all(torch.equal(a, b) for a, b in zip(views, counter_inputs(s, 3, 4)))
+
+
+class _CpuCuda:
+    """torch as grader/judge/gpu.py sees it, with CUDA's events, streams and device memory
+    stood in by the CPU's: the harness's Python logic (slots, fills, kept outputs, commits)
+    runs on a machine without a GPU; tests/judge/test_gpu.py runs the real thing."""
+
+    def __init__(self, torch):
+        import time
+        import types
+
+        class Event:
+            def __init__(self, enable_timing=True):
+                self.t = 0.0
+
+            def record(self, stream=None):
+                self.t = time.perf_counter()
+
+            def elapsed_time(self, other):
+                return (other.t - self.t) * 1e3
+        self._torch = torch
+        self.cuda = types.SimpleNamespace(Event=Event, synchronize=lambda: None, current_stream=lambda: None)
+
+    def __getattr__(self, name):
+        return getattr(self._torch, name)
+
+    def empty(self, *a, device=None, **k):
+        return self._torch.empty(*a, **k)
+
+    def arange(self, *a, device=None, **k):
+        return self._torch.arange(*a, **k)
+
+    def Generator(self, device=None):
+        return self._torch.Generator()
+
+
+def test_the_gpu_harness_commits_to_every_timed_call_of_the_student_before_any_more_of_its_code_runs(monkeypatch):
+    """grader/judge/gpu.py `bench_size` with CUDA stood in by the CPU (`_CpuCuda`): every timed call
+    of the student's is kept and committed to by slot, on the inputs the judge makes again
+    (`counter_inputs`), and nothing of the kernel's runs between its last timed call and the
+    commitment (the wall probe's calls come first)."""
+    import random
+
+    import torch
+    import torch.nn.functional as F
+
+    from grader.core.config import Shape
+    from grader.judge import gpu
+    from grader.judge.check import row_error
+    from grader.judge.judge import _check_canaries, _plausible_commit
+    monkeypatch.setattr(gpu, "torch", _CpuCuda(torch))
+    monkeypatch.setattr(gpu, "L2_FLUSH_BYTES", 1 << 16)
+    shape = Shape(1, 2, 512, 64)                   # above GRAPH_MAX_S: the event method alone
+    seen: list = []
+    committed = []
+    real_commit = gpu.commit_outputs
+
+    def commit_outputs(kept, s):
+        committed.append(len(seen))
+        return real_commit(kept, s)
+    monkeypatch.setattr(gpu, "commit_outputs", commit_outputs)
+
+    def student(q, k, v):
+        seen.append(q.clone())
+        return F.scaled_dot_product_attention(q, k, v)
+    timed = gpu.bench_size({"student": student, "sdpa": F.scaled_dot_product_attention}, shape, None, 7, 4242)
+    assert sorted(timed.canary_outputs) == sorted(timed.commit) == list(range(gpu.event_slots()))
+    assert all(len(d) == 2 * gpu.DIGEST_BYTES for d in timed.commit.values())
+    assert committed == [len(seen)]                # the last of the kernel's calls came before the commitment
+    for slot in random.Random(1).sample(range(gpu.event_slots()), 5):
+        out = gpu.output_bytes(timed.canary_outputs[slot])
+        assert gpu.digest(out) == timed.commit[slot]
+        assert row_error(out, *gpu.counter_inputs(shape, 4242, slot), random.Random(2), 4) < 1e-5
+    # the judge's side of the same: drawn slots checked, a changed output caught
+    commit = _plausible_commit([[s, d] for s, d in timed.commit.items()])
+    picked = gpu.pick_canaries(shape, random.Random(3), method="events")
+    data = b"".join(gpu.output_bytes(timed.canary_outputs[s]) for s in picked)
+    errs, changed = _check_canaries(shape, 4242, picked, [commit[s] for s in picked], [True] * len(picked), data, 5)
+    assert changed == [] and max(errs) < 1e-5
+    forged = bytearray(data)
+    forged[:4] = b"\0\0\0\0"
+    errs, changed = _check_canaries(shape, 4242, picked, [commit[s] for s in picked], [True] * len(picked),
+                                    bytes(forged), 5)
+    assert changed == [picked[0]] and errs[0] is None
+    # an output with no digest committed counts for nothing, however right
+    errs, changed = _check_canaries(shape, 4242, picked[:1], [""], [True], data[:len(data) // len(picked)], 5)
+    assert errs == [None] and changed == [picked[0]]
+
+
+def test_the_childs_commitments_are_bounded():
+    from grader.judge.gpu import DIGEST_BYTES, event_slots, graph_slots
+    from grader.judge.judge import _plausible_commit
+    d = "ab" * DIGEST_BYTES
+    got = _plausible_commit([[0, d], [0, "cd" * DIGEST_BYTES], [5, ""], [-1, d], [event_slots() + graph_slots(), d],
+                             [3, d + "0"], [4, d.upper()], ["6", d], [True, d], [7], "x"])
+    assert got == {0: d, 5: ""}                     # the first of a slot; only slots and digests of the harness's
+    assert _plausible_commit("x") == {} and _plausible_commit([[1, d]] * 100_000) == {1: d}

@@ -580,6 +580,11 @@ def test_the_gpu_benchmark_asks_for_canaries_a_watched_round_and_checks_what_com
     assert ops == ["bench", "reveal"] * len(requests), ops
     reveals = [h for h in child.requests if h["op"] == "reveal"]
     assert all(len(h["slots"]) == CANARIES and max(h["slots"]) < event_slots() for h in reveals)
+    # nor under any other name: no value of a request holds its later reveal's slots
+    for h, reveal in zip(requests, reveals):
+        values = [v for v in h.values() if isinstance(v, (list, tuple, dict, str))]
+        assert not any(len(set(reveal["slots"]) & set(v if not isinstance(v, dict) else v.values())) >= 3
+                       for v in values if not isinstance(v, str)), h
     assert got["checked_calls"] == CANARIES * len(requests)
     watched = [h for h in requests if h.get("watch") is not None]
     assert len(watched) == 1 and requests.index(watched[0]) < MIN_REQUESTS and 1 <= watched[0]["watch"] < 11

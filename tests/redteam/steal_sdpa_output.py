@@ -3,10 +3,12 @@ inputs, and its output is still alive while the next kernel runs (the harness's 
 Through the Python C API the kernel walks up to the harness's frame and copies that output into
 its own: its call costs a copy. Where there is none (it ran first in the round) it computes
 honestly and slowly (30 ms more).
-Defence: SDPA and the references are timed on inputs of their own (grader/judge/bench.py
-`Rounds`, grader/judge/gpu.py's pools): what they leave behind answers another question, and
-the judge's canaries find the copied outputs wrong.
-Expect: status=cheat_suspected; without=wrong_answer; flags=strict:python_api
+Defence: every call is a request of its own on the CPU (grader/judge/judge.py `_bench_size_cpu`),
+so the harness's frame never holds SDPA's output while the kernel runs, and SDPA and the references
+are timed on inputs of their own (the last set sent, as (k, q, v); grader/judge/gpu.py's pools on
+CUDA): what they leave behind answers another question. Finding nothing to copy, it pays its
+honest, slow compute, which must show in its slowdown.
+Expect: status=cheat_suspected; without=ok; flags=strict:python_api; slowdown_min=20
 """
 
 _CPP_SRC = r"""
