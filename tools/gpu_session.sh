@@ -364,7 +364,8 @@ phases=${*:-setup system grade tests}
 #   TESTS_test_gpu=540 LIMIT_tests=560 tools/gpu_session.sh setup tests   (its new
 #     test_the_gpus_counter_inputs_are_the_judges_bit_for_bit, and the references still ok)
 #   ONLY='^gpu_' LIMIT_redteam=400 tools/gpu_session.sh setup redteam     (canary_aware_cuda no
-#     longer open: wrong_answer beneath its python_api flag)
+#     longer open: wrong_answer beneath its python_api flag; key_ahead_cuda, new and open: answers
+#     made ahead from the request's key in the warm-up round; see whether it gets through)
 #   LIMIT_reqcost=300 tools/gpu_session.sh setup reqcost   (events2_kept vs events2, commit: the
 #     cost of the fills, copies and digests), and gradetime beside the tree before 2026-11-28
 #     (GRADETIME_OLD) for the 10% bar; then the list above.
