@@ -151,7 +151,9 @@ def counter_fill(buf: torch.Tensor, idx: torch.Tensor, seed: tuple[int, int], vi
     multiply-xorshift hash in int64 (every product below 2^63, so exact on every device), its
     low 24 bits as uniform numbers on [-1, 1) (an exact conversion), times sqrt(3) (q and k
     times qk_std too): the GPU and the judge's CPU make the same numbers, to the last bit of
-    that one rounding. `idx`: int64 positions 0 .. buf.numel() - 1 on buf's device."""
+    that one rounding. `idx`: int64 positions 0 .. buf.numel() - 1 on buf's device. Several
+    sets at once: `buf` (sets, positions), `seed` two int64 tensors (sets, 1), `views` the
+    (sets, elements) regions of q, k, v."""
     lo, hi = seed
     x = torch.bitwise_xor(idx, lo)
     x.mul_(_MUL[0]).bitwise_and_(MASK32)
@@ -221,8 +223,11 @@ class Pool:
         size = (shape.B, shape.H, shape.S, shape.D)
         numel, stride = _layout(shape)
         self.shape, self.key = shape, key
-        self.bufs = [torch.empty(3 * stride, device="cuda") for _ in range(n)]
+        # one allocation, a set a row: a refill is one counter pass over every set (`refill`)
+        self.all = torch.empty(n, 3 * stride, device="cuda")
+        self.bufs = [self.all[j] for j in range(n)]
         self.sets = [tuple(b[i * stride:i * stride + numel].view(size) for i in range(3)) for b in self.bufs]
+        self._regions = tuple(self.all[:, i * stride:i * stride + numel] for i in range(3))
         self.gen = torch.Generator(device="cuda").manual_seed(input_seed(nonce, 0))
         # made once, here: a fill launches the same kernels every time (the watched round's census)
         self._idx = torch.arange(3 * stride, device="cuda") if key is not None else None
@@ -237,9 +242,18 @@ class Pool:
 
     def refill(self, slots: dict | None = None) -> None:
         """Every set (the graph method and the probes: written before the replay); `slots`:
-        set -> the slot whose counter-based inputs it gets."""
+        set -> the slot whose counter-based inputs it gets. Every set with a slot: one counter
+        pass over all of them (each row its own seed; the same numbers as a set's own fill),
+        ~20 launches a refill instead of ~20 a set."""
+        slots = slots or {}
+        if self.key is not None and len(self.bufs) > 1 and all(j in slots for j in range(len(self.bufs))):
+            seeds = [counter_seed(self.key, slots[j]) for j in range(len(self.bufs))]
+            lo, hi = (torch.tensor([s[i] for s in seeds], dtype=torch.int64, device=self.all.device).unsqueeze(1)
+                      for i in range(2))
+            counter_fill(self.all, self._idx, (lo, hi), self._regions, self.shape.qk_std)
+            return
         for j in range(len(self.bufs)):
-            self.fill(j, (slots or {}).get(j))
+            self.fill(j, slots.get(j))
 
 
 # ---- the judge's canaries ------------------------------------------------------------------

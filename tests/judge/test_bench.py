@@ -202,3 +202,21 @@ def test_the_childs_commitments_are_bounded():
                              [3, d + "0"], [4, d.upper()], ["6", d], [True, d], [7], "x"])
     assert got == {0: d, 5: ""}                     # the first of a slot; only slots and digests of the harness's
     assert _plausible_commit("x") == {} and _plausible_commit([[1, d]] * 100_000) == {1: d}
+
+
+def test_a_refill_of_every_set_at_once_makes_each_sets_own_numbers(monkeypatch):
+    """Pool.refill's one counter pass over every set (a row each, its own seed) makes what each
+    set's own fill makes, and what the judge makes again; qk_std scales q and k of every row."""
+    import torch
+
+    from grader.core.config import Shape
+    from grader.judge import gpu
+    monkeypatch.setattr(gpu, "torch", _CpuCuda(torch))
+    for shape in (Shape(1, 2, 64, 64), Shape(2, 3, 40, 32, qk_std=4.0)):
+        pool = gpu.Pool(shape, 4, 1, key=99)
+        pool.refill({j: 100 + 7 * j for j in range(4)})
+        for j in range(4):
+            want = gpu.counter_inputs(shape, 99, 100 + 7 * j)
+            assert all(torch.equal(g, w) for g, w in zip(pool.sets[j], want)), (shape, j)
+        pool.fill(2, 5)
+        assert all(torch.equal(g, w) for g, w in zip(pool.sets[2], gpu.counter_inputs(shape, 99, 5)))
