@@ -343,6 +343,8 @@ def check(cls: Class, proc: subprocess.CompletedProcess, before: dict) -> list[t
     if "hidden_error_leak" in cls.expected:
         kept = private.is_file() and any(c.get("max_err") for c in json.loads(private.read_text())["hidden_checks"])
         results.append(("the instructor keeps the hidden configs' results", kept, str(private)))
+    if "hidden_finish_time" in cls.expected:
+        results.append(("no student-visible time moves with the hidden phase", *_finish_stamp_held(cls.out)))
     measured = []
     for path in sorted((cls.out / "students").glob("*/results.json")):
         doc = json.loads(path.read_text())
@@ -392,6 +394,26 @@ def _strings(obj):
     elif isinstance(obj, list):
         for v in obj:
             yield from _strings(v)
+
+
+def _finish_stamp_held(out: Path, sid: str = "hidden_finish_time") -> tuple[bool, str]:
+    """The attack's batch.json `finished_at` and its files' times no later than the hidden phase's
+    start: the instructor's record (written just before batch.json) less the hidden seconds,
+    with a few seconds for the files written between them."""
+    import datetime
+    try:
+        private = out / "instructor" / f"{sid}.json"
+        hidden_s = float(json.loads(private.read_text()).get("stage_seconds_hidden") or 0.0)
+        started_hidden = private.stat().st_mtime - hidden_s
+        record = json.loads((out / "students" / sid / "batch.json").read_text())
+        stamp = datetime.datetime.strptime(record["finished_at"], "%Y-%m-%dT%H:%M:%S%z").timestamp()
+    except (OSError, ValueError, KeyError) as e:
+        return False, f"could not read the stamps: {e}"
+    files = [p for p in (out / "students" / sid).iterdir() if p.is_file()]
+    late = [p.name for p in files if p.stat().st_mtime > started_hidden + 3]
+    held = hidden_s > 3 and stamp <= started_hidden + 3 and not late
+    return held, (f"hidden phase {hidden_s:.1f} s; finished_at {stamp - started_hidden:+.1f} s from its start; "
+                  f"files stamped later: {late or 'none'}")
 
 
 def structural(doc: dict | None) -> tuple[str | None, str | None]:

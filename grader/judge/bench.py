@@ -162,7 +162,7 @@ class Rounds:
                     self.guard.restore()
                 fn(q.clone(), k.clone(), v.clone()) if name == "student" else fn(q, k, v)
 
-    def round(self, r: int, q, k, v, keep=None, only: str | None = None) -> dict:
+    def round(self, r: int, q, k, v, keep=None, only: str | None = None, fresh: bool = False) -> dict:
         """{name: ms} of one call of each kernel (`only`: of that kernel alone, one request of
         the judge's a call): the student on copies of q, k, v, the others
         on (k, q, v), another question (module doc). `keep(name, out)` takes each kernel's
@@ -178,7 +178,8 @@ class Rounds:
             fn = self.kernels[name]
             if name == "sdpa":
                 self.guard.restore()
-            args = (q.clone(), k.clone(), v.clone()) if name == "student" else (k, q, v)
+            # the student on copies (`fresh`: q, k, v are already its own, nobody else's inputs)
+            args = ((q, k, v) if fresh else (q.clone(), k.clone(), v.clone())) if name == "student" else (k, q, v)
             t0 = time.perf_counter()
             out = fn(*args)
             if keep is not None:

@@ -88,6 +88,8 @@ class Sampler:
         self.fds: list[int] = []
         self.rings: list[tuple[int, mmap.mmap]] = []
         self.samples: dict[tuple[int, int], int] = {}     # (pid, ip) -> count
+        self.window: dict[tuple[int, int], int] = {}      # the same, since the last `take`
+        self._maps: dict[int, list] = {}                   # pid -> its executable mappings (read once)
         self.lost = 0
         self.page = mmap.PAGESIZE
         self.scope = "threads"
@@ -178,6 +180,7 @@ class Sampler:
                         bytes(ring[at:data + size]) + bytes(ring[data:data + length - (data + size - at)])
                     ip, pid = struct.unpack_from("<QI", rec, 8)
                     self.samples[(pid, ip)] = self.samples.get((pid, ip), 0) + 1
+                    self.window[(pid, ip)] = self.window.get((pid, ip), 0) + 1
                 elif kind == 2:             # PERF_RECORD_LOST: id, lost
                     rec = bytes(ring[at:at + 24]) if at + 24 <= data + size else b""
                     if len(rec) == 24:
@@ -185,13 +188,20 @@ class Sampler:
                 tail += length
             struct.pack_into("<Q", ring, 1032, tail)
 
-    def counts(self, library: str) -> dict:
-        """{"own", "torch", "other", "lost", "where"}: the samples by where they landed, and
-        the files that got the most of them."""
-        out = {"own": 0, "torch": 0, "other": 0, "lost": self.lost}
-        maps: dict[int, list] = {}
+    def take(self) -> dict:
+        """The samples since the last take ((pid, ip) -> count), after a drain: one request's,
+        when the judge takes them after each (its bracket on the judge's clock)."""
+        self.drain()
+        got, self.window = self.window, {}
+        return got
+
+    def counts(self, library: str, samples: dict | None = None) -> dict:
+        """{"own", "torch", "other", "lost", "where"}: the samples (all of them, or `samples`: some
+        `take`s merged) by where they landed, and the files that got the most of them."""
+        out = {"own": 0, "torch": 0, "other": 0, "lost": self.lost if samples is None else 0}
+        maps = self._maps
         files: dict[str, int] = {}
-        for (pid, ip), n in self.samples.items():
+        for (pid, ip), n in (self.samples if samples is None else samples).items():
             if pid not in maps:
                 maps[pid] = _exec_maps(pid)
             kind, path = _classify(maps[pid], ip, library)
@@ -281,6 +291,39 @@ def _classify(maps: list, ip: int, library: str) -> tuple[str, str]:
     return "other", "[unmapped]"
 
 
+# Within the kernel's own calls' brackets (a request a call), the share of its own code among
+# the samples in its code and torch's: review below BRACKET_REVIEW, strict below BRACKET_STRICT,
+# with at least BRACKET_SAMPLES samples in the two. An honest kernel's calls run its own code
+# (the harness's part of a bracket is the channel, a copy of the inputs' bytes and the output's:
+# Python, libc, numpy, none of it torch's compute); a kernel calling torch's compute for the work
+# that costs (flash, bmm), however it pads its calls with code of its own, or whose own code runs
+# only between its calls (a thread that spins while SDPA runs), does not. The faster half of its
+# calls is held apart: it decides the tier (a kernel fast by torch on most calls and slow by its
+# own code on the rest has its samples in the slow ones).
+BRACKET_REVIEW, BRACKET_STRICT, BRACKET_SAMPLES = 0.5, 0.2, 40
+
+
+def in_call_flags(S: int, counts: dict) -> list[dict]:
+    """The flag of the kernel's own calls' samples (`in_calls`, `in_fast_calls`), or []."""
+    worst = None
+    for key, what in (("in_calls", "its timed calls"), ("in_fast_calls", "the faster half of its timed calls")):
+        c = counts.get(key) or {}
+        own, torch_n = c.get("own", 0), c.get("torch", 0)
+        if own + torch_n < BRACKET_SAMPLES:
+            continue
+        share = own / (own + torch_n)
+        if share < BRACKET_REVIEW and (worst is None or share < worst[0]):
+            worst = (share, what, own, torch_n)
+    if worst is None:
+        return []
+    share, what, own, torch_n = worst
+    strict = share < BRACKET_STRICT
+    return [{"code": "foreign_cpu_time", "tier": "strict" if strict else "review", "detail": (
+        f"S={S}: while {what} ran (each a request of its own, timed on the judge's clock), its own code got "
+        f"{share:.0%} of the CPU samples in its code and torch's ({own} against {torch_n}): the work that "
+        "costs ran in torch's code (sampled from outside its process, grader/judge/cpusample.py)")}]
+
+
 def judge_samples(S: int, counts: dict, student_total_ms: float, sdpa_total_ms: float) -> list[dict]:
     """The flag of one size's sampled rounds, from two observations that must agree:
     - the kernel's timed calls took `student_total_ms` (its median call times the rounds: what
@@ -289,6 +332,9 @@ def judge_samples(S: int, counts: dict, student_total_ms: float, sdpa_total_ms: 
     - and its code got far less of the samples in its and torch's code than its calls' share of
       the rounds' time beside SDPA's (`sdpa_total_ms`): a machine made busy by others slows
       both alike and leaves this share alone, where it takes the first one down."""
+    brackets = in_call_flags(S, counts)
+    if brackets:
+        return brackets
     expected = student_total_ms * 1000.0 / SAMPLE_US          # samples of one thread busy all along
     own, torch_n = counts.get("own", 0), counts.get("torch", 0)
     if expected < REVIEW_SAMPLES or not sdpa_total_ms or own + torch_n == 0:

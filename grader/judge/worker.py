@@ -43,7 +43,7 @@ class Worker:
         self._native, self._native_ok = None, False     # the binding module's operator observer
         self._observed_before: list = []     # CUDA: the launches of a bench request's untimed call
         self._kept = None                     # CUDA: (shape, slot -> output) of the last bench request, until revealed
-        self._round_inputs = None             # CPU: the last benchmark inputs the judge sent (q, k, v)
+        self._round_inputs = None             # CPU: the last benchmark inputs the judge sent (their bytes)
 
     # -- the loop -------------------------------------------------------------------------
     def serve(self) -> None:
@@ -252,22 +252,30 @@ class Worker:
         a call without them takes the last ones sent; the student's output goes back whole
         (its bytes taken the moment its call returned, inside the call's time)."""
         shape, rounds = self._rounds
-        if payload:
-            self._round_inputs = _tensors(payload, shape, 3, "cpu")
-        if self._round_inputs is None:
-            raise ValueError("a benchmark call before any inputs were sent")
-        q, k, v = self._round_inputs
         only = h.get("only") if isinstance(h.get("only"), str) else None
+        fresh = False
+        if payload:
+            # the others' copy of the bytes (a libc copy, no torch compute in the kernel's bracket),
+            # and the kernel's own tensors on the bytes as they came (no copy)
+            self._round_inputs = bytes(payload)
+            q, k, v = _tensors(payload, shape, 3, "cpu")
+            fresh = only is not None
+        elif self._round_inputs is None:
+            raise ValueError("a benchmark call before any inputs were sent")
+        else:
+            q, k, v = _tensors(self._round_inputs, shape, 3, "cpu")       # a copy of their own
         taken: dict = {}
 
         def keep(name: str, out) -> None:          # every kernel's bytes, inside its call's time
             taken[name] = _output_bytes(out, shape)
         try:
-            samples = rounds.round(int(h["round"]), q, k, v, keep=keep, only=only)
+            samples = rounds.round(int(h["round"]), q, k, v, keep=keep, only=only, fresh=fresh)
         except StudentError as exc:
             self._unaudited_end()
             return _raised(exc, self.audit), None
-        data = taken.get("student") or None
+        # the kernel's output bytes back; in a call of its own, any kernel's (SDPA's request does
+        # the same work as the kernel's: its bracket is the kernel's twin on the judge's clock)
+        data = taken.get(only or "student") or None
         return {"samples": samples, "returned": data is not None}, data
 
     def op_bench_end(self, _h: dict, _) -> tuple[dict, None]:

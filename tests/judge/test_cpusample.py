@@ -109,3 +109,29 @@ def test_a_busy_machine_leaves_the_sampled_flag_strict():
     assert on_busy(flag, busy=True)["tier"] == "strict"
     forged = {"code": "forged_timings", "tier": "strict", "detail": ""}
     assert on_busy(forged, busy=True)["tier"] == "review" and on_busy(forged, busy=False)["tier"] == "strict"
+
+
+def test_the_kernels_own_calls_samples_decide_before_the_rounds_pooled():
+    """Every timed call a request of its own, so the samples of the kernel's calls' brackets are
+    told apart (`in_calls`, and `in_fast_calls`: the faster half, which decides the tier). The
+    held-out attacks of 2026-11-28 passed the pooled rule: a thread of its own spinning only
+    while SDPA ran, own code padding torch's flash kernel to 40% of its time, torch's bmm for
+    the products beside its own softmax, flash on 3 calls in 5 and a slow honest kernel on the
+    rest (samples by bracket as those runs would give them)."""
+    from grader.judge.cpusample import in_call_flags
+    ms = 200 * SAMPLE_US / 1000
+    pooled_ok = {"own": 567, "torch": 326, "other": 483, "where": {}}       # the pooled rule finds nothing
+    assert judge_samples(256, pooled_ok, ms, ms) == []
+    honest = {"in_calls": {"own": 190, "torch": 9, "other": 40}, "in_fast_calls": {"own": 92, "torch": 5, "other": 20}}
+    assert judge_samples(256, {**pooled_ok, **honest}, ms, ms) == []
+    spinner = {"in_calls": {"own": 2, "torch": 300, "other": 50}, "in_fast_calls": {"own": 1, "torch": 150, "other": 25}}
+    (flag,) = judge_samples(256, {**pooled_ok, **spinner}, ms, ms)
+    assert flag["tier"] == "strict" and "its timed calls" in flag["detail"]
+    padded = {"in_calls": {"own": 40, "torch": 60, "other": 10}, "in_fast_calls": {"own": 20, "torch": 30, "other": 5}}
+    assert [f["tier"] for f in in_call_flags(256, padded)] == ["review"]
+    mix = {"in_calls": {"own": 600, "torch": 200, "other": 10}, "in_fast_calls": {"own": 3, "torch": 120, "other": 9}}
+    (flag,) = in_call_flags(256, mix)
+    assert flag["tier"] == "strict" and "faster half" in flag["detail"]
+    # too few samples in the brackets to tell: the pooled rule decides
+    few = {"in_calls": {"own": 1, "torch": 20, "other": 3}, "in_fast_calls": {"own": 0, "torch": 10, "other": 1}}
+    assert in_call_flags(64, few) == [] and judge_samples(64, {**pooled_ok, **few}, ms, ms) == []

@@ -616,3 +616,28 @@ def test_gpu_outputs_rewritten_once_the_checked_calls_are_known_are_flagged_not_
     assert got["recheck"] is None
     flags = [f for f in judge.state["judge_flags"] if f["code"] == "changed_outputs"]
     assert len(flags) == 1 and flags[0]["tier"] == "strict" and f"S={shape.S}:" in flags[0]["detail"], flags
+
+
+def test_time_hidden_from_the_kernels_call_beside_sdpas_is_charged_within_a_tight_line():
+    """Every CPU call a request of its own with the same bytes in and out, so the kernel's
+    unaccounted time less SDPA's (`paired_ms`) is near zero for honest kernels (-0.64 .. +0.35 ms
+    measured) where the unaccounted time alone is 0.7-5.5 ms. The held-out GOT clock shave of
+    2026-11-28 hid 0.6 ms a call of reference/fused.cpp (slowdown 3.1 -> 1.24 at S = 256) under
+    the old line: now charged beyond `paired_line`, and flagged."""
+    from grader.core.config import Shape
+    from grader.core.result import Timing
+    from grader.judge.judge import cap_baseline, clock_flags, paired_line
+    shape = Shape(1, 2, 256, 64)
+    timings = {"student": Timing(0.39, 0.37, 0.5, 0.01, 50), "sdpa": Timing(0.53, 0.5, 0.6, 0.01, 50)}
+    honest = {"unaccounted_ms": 1.06, "harness_ms": 0.57, "sdpa_ms": 0.53, "paired_ms": 0.05}
+    assert clock_flags(shape, timings, honest) == []
+    row = {"S": 256, "student_ms": 0.39, "sdpa_ms": 0.53, "slowdown": 0.39 / 0.53}
+    assert cap_baseline({**row, "judge_clock": honest})["slowdown"] == row["slowdown"]
+    shaved = {**honest, "paired_ms": 0.6}
+    (flag,) = clock_flags(shape, timings, shaved)
+    assert flag["code"] == "forged_timings" and flag["tier"] == "review" and "SDPA's" in flag["detail"]
+    capped = cap_baseline({**row, "judge_clock": shaved})
+    line = paired_line(0.53)
+    assert abs(capped["slowdown"] - (0.39 + 0.6 - line) / 0.53) < 1e-9 and capped["judge_clock"]["charged_ms"] > 0.4
+    (flag,) = clock_flags(shape, timings, {**honest, "paired_ms": 5.0})
+    assert flag["tier"] == "strict"

@@ -10,6 +10,7 @@ the folders of several shards under the config they recorded.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -65,7 +66,7 @@ def with_references(result: GradeResult, ref_doc: dict | None, slot: str) -> dic
 
 def write_submission(folder: Path, work: Path, doc: dict, record: dict, render_pdf: bool,
                      render_slot, log, output: str | None = None, private: dict | None = None,
-                     private_folder: Path | None = None, score=None) -> dict:
+                     private_folder: Path | None = None, score=None, hidden_s: float = 0.0) -> dict:
     """One graded submission's outputs into `folder`: results.json, report.pdf (holding
     `render_slot` while rendering; `score(doc)`: the gradebook's score it shows, so that the
     gradebook's rebuild finds it current), output.log (what the kernel printed before the hidden
@@ -95,10 +96,35 @@ def write_submission(folder: Path, work: Path, doc: dict, record: dict, render_p
     from ...isolation.safefs import remove_tree
     if not remove_tree(work):                  # what the children left, any depth: never a lost row
         log(f"{record['submission']}: its work folder {work} could not be removed entirely")
+    # the time it finished, less the hidden phase's seconds (`hidden_s`), in batch.json and on
+    # every file of the student's folder: a kernel that sleeps S ms on a hidden config, or ends
+    # it at a second chosen by S, moves no time a student sees (the instructor's copy has them)
     import time
-    record = {**record, "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "pdf_note": pdf_note}
+    at = time.time() - max(0.0, hidden_s)
+    record = {**record, "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(at)),
+              "pdf_note": pdf_note}
     write_json_atomic(folder / "batch.json", record)   # last: marks the submission complete
+    _stamp(folder, at)
     return record
+
+
+def _stamp(folder: Path, at: float) -> None:
+    """Every file of a student's folder stamped `at` (links left alone)."""
+    for path in folder.iterdir():
+        try:
+            if path.is_file() and not path.is_symlink():
+                os.utime(path, (at, at))
+        except OSError:
+            pass
+
+
+def _stamp_like_record(folder: Path) -> None:
+    """The files the gradebook's rebuild rewrote, stamped like the grade's batch.json (its time
+    less the hidden phase's: `write_submission`), not the class's end."""
+    try:
+        _stamp(folder, (folder / "batch.json").stat().st_mtime)
+    except OSError:
+        pass
 
 
 def write_gradebook(out: Path, ids: list[str], cfg: Config, rubric: Rubric, deadline: Deadline | None,
@@ -220,6 +246,7 @@ def rebuild(out: Path, ids: list[str], setup: record.GradingSetup, render_pdf: b
         write_json_atomic(folder / "results_gradescope.json", gb.gradescope(doc, items, late))
         if render_pdf:
             refresh_pdf(folder, gb.final_score(items, late))
+        _stamp_like_record(folder)
     if idle:                 # a typo'd student, or a regrade that no longer flags: said, not applied
         print(f"note: overrides.csv clears a review nothing flagged, which changes nothing: {', '.join(idle)}",
               file=sys.stderr)

@@ -262,7 +262,8 @@ class Batch:
                                 self.opts.render_pdf, self.compile_slots, self.log,
                                 output=judge.output_public if judge is not None else None,
                                 private=private, private_folder=self.out / "instructor",
-                                score=lambda d: course_score(self.out, entry.id, d, self._setup()))
+                                score=lambda d: course_score(self.out, entry.id, d, self._setup()),
+                                hidden_s=hidden_s)
 
     def _setup(self):
         """What the gradebook scores with (its rubric, hidden count, deadline, times), so the
