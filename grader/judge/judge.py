@@ -667,7 +667,8 @@ class Judge:
                 timing.setdefault("sdpa_backend_by_S", {})[shape.S] = best["sdpa_backend"]
             if "l2_reset" in best:          # CUDA: the persisting-L2 reset found the CUDA runtime (grader/judge/gpu.py)
                 timing.setdefault("l2_persisting_reset_by_S", {})[shape.S] = best["l2_reset"]
-            per_size.append({**best["quality"], "runs": len(runs)})
+            per_size.append({**best["quality"], "runs": len(runs),
+                             "discarded": [r["quality"]["reasons"][:4] for r in runs if r is not best]})
         self.state["bench"] = rows
         self.state["timing"] = {**_timing_description(self.device, self.cfg, self.threads), **timing}
         from .bench import ROWS_PER_HEAD
