@@ -137,6 +137,7 @@ def build(root: Path, port: int = 9, gpu: bool = False, only: str = "", extra: t
                   "    return correct_attention(q, k, v);\n}\n\"\"\"\n")
     (victim / "attention.py").write_text(victim_src)
     fill = {"@@CORRECT@@": _correct_source(), "@@ELF_LOOKUP@@": (ATTACKS / "_elf_lookup.inc").read_text(),
+            "@@GNU_LOOKUP@@": (ATTACKS / "_gnu_lookup.inc").read_text(),
             "@@SOCKET_PROBE@@": (ATTACKS / "_socket_probe.inc").read_text(),
             "@@CANARY_FILE@@": str(canary), "@@HIDDEN_FILE@@": str(hidden),
             "@@OTHER_STUDENT@@": str(victim / "attention.py"), "@@OUT@@": str(out), "@@OLD_OUT@@": str(old_out),
