@@ -222,8 +222,8 @@ TIMING_DESCRIPTION = ("time.perf_counter around each call; kernels interleaved, 
                       "round; every round paced by the judge, on a fresh input set it made and sent just "
                       "then (none seen before, none known ahead); every timed output of the kernel sent "
                       f"back the moment its call returned and {ROWS_PER_HEAD} random rows per head checked "
-                      "against float64; each round's times checked against the judge's own clock; median "
-                      "after warm-up")
+                      "against float64; every call a request of its own, its time checked against the "
+                      "judge's own clock (beside SDPA's, which carries the same bytes); median after warm-up")
 
 
 # ---- the judge's side: what the child reports is only data ------------------------------------

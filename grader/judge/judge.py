@@ -1589,8 +1589,11 @@ def round_samples(d, names: list, wall_ms: float, r: int) -> dict:
         out[name] = float(ms)
     total = sum(out.values())
     if total > wall_ms + 0.05:
-        raise ImplausibleTimings(f"the benchmark's times are not plausible: round {r}'s calls add up to "
-                                 f"{total:.3f} ms, more than the {wall_ms:.3f} ms the round took on the judge's clock")
+        what = (f"round {r}'s call of {names[0]} took {total:.3f} ms by the process's timer, more than the "
+                f"{wall_ms:.3f} ms its request took on the judge's clock") if len(names) == 1 else (
+                f"round {r}'s calls add up to {total:.3f} ms, more than the {wall_ms:.3f} ms the round took on "
+                "the judge's clock")
+        raise ImplausibleTimings(f"the benchmark's times are not plausible: {what}")
     return out
 
 

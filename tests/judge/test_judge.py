@@ -114,6 +114,11 @@ def test_a_round_that_reports_more_time_than_it_took_is_implausible():
                        ({"student": float("nan"), "sdpa": 1.0}, "nan")):
         with pytest.raises(ImplausibleTimings, match=match):
             round_samples(bad, ["student", "sdpa"], 3.5, 0)
+    # a call of its own (every CPU call is a request): SDPA's, handed time the kernel hid, no longer fits
+    assert round_samples({"sdpa": 0.5}, ["sdpa"], 0.9, 3) == {"sdpa": 0.5}
+    with pytest.raises(ImplausibleTimings, match="call of sdpa took 20.500 ms by the process's timer, more than "
+                                                 "the 0.900 ms its request took"):
+        round_samples({"sdpa": 20.5}, ["sdpa"], 0.9, 3)
 
 
 def test_time_missing_from_the_reported_calls_is_flagged_and_a_slowed_baseline_capped():
