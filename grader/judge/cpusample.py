@@ -42,7 +42,12 @@ MAX_EVENTS = 4096                # perf events (threads x CPUs) opened at most
 REVIEW_SHARE, REVIEW_SAMPLES = 0.3, 40
 STRICT_SHARE, STRICT_SAMPLES = 0.05, 50
 
-TORCH = re.compile(r"/lib(torch\w*|c10\w*|mkl\w*|dnnl\w*|mkldnn\w*|openblas\w*|blas\w*|gfortran\w*)[.-][^/]*$")
+# torch's code and every other library of compute a kernel could call in: any BLAS, LAPACK, MKL or
+# oneDNN build by its file name wherever it sits (numpy's bundled `libscipy_openblas64_-*.so` fell
+# into "other" on 2026-11-28: a kernel's matmuls there passed the in-call rule), and numpy's own
+# compiled modules
+TORCH = re.compile(r"/lib(torch\w*|c10\w*)[.-][^/]*$|/[^/]*(openblas|blas|lapack|mkl|dnnl|gfortran)[^/]*$"
+                   r"|/numpy(\.libs)?/.*\.so[^/]*$")
 
 _NR_PERF_EVENT_OPEN = {"x86_64": 298, "aarch64": 241}
 _PERF_TYPE_SOFTWARE, _PERF_COUNT_SW_CPU_CLOCK, _PERF_COUNT_SW_TASK_CLOCK = 1, 0, 1

@@ -1207,14 +1207,34 @@ class Judge:
 # or not, worth nothing, and a slowed baseline is a review flag above SLOWED_REVIEW, never strict.
 # The kernel's unaccounted time beside SDPA's (`paired_ms`, the median over rounds of its call's
 # less SDPA's in the same round, both requests doing the same harness work): honest kernels
-# -0.64 .. +0.35 ms (fused.cpp, fused_opt.cpp, 2-core machine, S = 128-1024, 2026-11-28), where the
-# unaccounted time alone was 0.7-5.5 ms and its line (below) 2-12 ms: a line of PAIRED_SLACK_MS
-# plus PAIRED_RATIO of SDPA's call, charged beyond it; strict beyond PAIRED_STRICT x + 1 ms
-PAIRED_SLACK_MS, PAIRED_RATIO, PAIRED_STRICT, PAIRED_STRICT_SLACK_MS = 0.15, 0.03, 3.0, 1.0
+# -0.96 .. +0.84 ms (fused.cpp, fused_opt.cpp, 2-core machine, S = 128-1024, 7 grades, 2026-11-28: the
+# widest at S = 1024, a 14-17 ms SDPA call, 13-15 rounds), where the unaccounted time alone was
+# 0.7-5.9 ms and its line (below) 2-12 ms: a line of PAIRED_SLACK_MS plus PAIRED_RATIO of SDPA's
+# call, charged beyond it; strict beyond PAIRED_STRICT x + 1 ms
+PAIRED_SLACK_MS, PAIRED_RATIO, PAIRED_STRICT, PAIRED_STRICT_SLACK_MS = 0.15, 0.06, 3.0, 1.0
+# SDPA's requests, though, run in the kernel's process, which can delay them before SDPA's timer
+# starts and so make `paired_ms` negative, hiding a shave (held-out, 2026-11-28: SDPA's requests
+# 1.35 ms late, the kernel's calls 1.2 ms short, paired -1.43 ms, no flag): below minus
+# PAIRED_NEG_SLACK_MS + PAIRED_NEG_RATIO of SDPA's call (honest: down to -0.96 ms beside a 17 ms
+# SDPA call), what lies beyond is charged to the kernel and flagged
+PAIRED_NEG_SLACK_MS, PAIRED_NEG_RATIO = 0.5, 0.08
 
 
 def paired_line(sdpa_call_ms: float | None) -> float:
     return PAIRED_SLACK_MS + PAIRED_RATIO * (sdpa_call_ms or 0.0)
+
+
+def paired_floor(sdpa_call_ms: float | None) -> float:
+    """How far below zero `paired_ms` goes for honest kernels (SDPA's requests no slower than theirs)."""
+    return -(PAIRED_NEG_SLACK_MS + PAIRED_NEG_RATIO * (sdpa_call_ms or 0.0))
+
+
+def paired_charge(paired, sdpa_call_ms: float | None) -> float:
+    """What `paired_ms` charges the kernel a call: beyond the line above zero, or beyond the
+    floor below it (SDPA's requests slowed in its process)."""
+    if not isinstance(paired, (int, float)):
+        return 0.0
+    return max(0.0, paired - paired_line(sdpa_call_ms), paired_floor(sdpa_call_ms) - paired)
 
 
 UNACCOUNTED_RATIO, UNACCOUNTED_STRICT = 1.5, 3.0
@@ -1288,6 +1308,12 @@ def clock_flags(shape: Shape, timings: dict, clock: dict, busy: bool = False) ->
             "process reported than SDPA's did, with the same harness work around each (a request a call, the "
             f"same bytes in and out; honest kernels stay within {line:.3f} ms): time left out of the reported call "
             "(the timer rewritten in the timed process)" + (BUSY_NOTE if busy else ""))})
+    elif isinstance(paired, (int, float)) and paired < paired_floor(sdpa_ms):
+        flags.append({"code": "forged_timings", "tier": "review", "detail": (
+            f"S={shape.S}: SDPA's requests took {-paired:.3f} ms longer beyond its calls than your kernel's did, with "
+            f"the same harness work around each (honest kernels: within {-paired_floor(sdpa_ms):.3f} ms): something "
+            "in your process delayed the baseline's requests, which would hide time left out of your calls; "
+            "what lies beyond is charged to your kernel" + (BUSY_NOTE if busy else ""))})
     if base > SLOWED_REVIEW * sdpa_ms + CLOCK_SLACK_MS:
         flags.append({"code": "baseline_slowed", "tier": "review", "detail": (
             f"S={shape.S}: SDPA took {base:.3f} ms a call beside your kernel but {sdpa_ms:.3f} ms in the "
@@ -1318,9 +1344,8 @@ def cap_baseline(row: dict) -> dict:
     denominator = min(base, SDPA_CAP * clean) if clean else base
     charged = max(0.0, (clock.get("unaccounted_ms") or 0.0)
                   - (UNACCOUNTED_RATIO * (clock.get("harness_ms") or 0.0) + UNACCOUNTED_SLACK_MS))
-    paired = clock.get("paired_ms")
-    if isinstance(paired, (int, float)):          # beside SDPA's call, the same harness work: a tighter line
-        charged = max(charged, paired - paired_line(clean or base))
+    # beside SDPA's call, the same harness work: a tighter line, and a floor (SDPA's requests delayed)
+    charged = max(charged, paired_charge(clock.get("paired_ms"), clean or base))
     if denominator == base and not charged:
         return row
     clock = dict(clock)

@@ -646,3 +646,21 @@ def test_time_hidden_from_the_kernels_call_beside_sdpas_is_charged_within_a_tigh
     assert abs(capped["slowdown"] - (0.39 + 0.6 - line) / 0.53) < 1e-9 and capped["judge_clock"]["charged_ms"] > 0.4
     (flag,) = clock_flags(shape, timings, {**honest, "paired_ms": 5.0})
     assert flag["tier"] == "strict"
+
+
+def test_sdpas_requests_delayed_in_the_kernels_process_do_not_hide_a_shave():
+    """Held-out, 2026-11-28: the kernel's process delayed SDPA's requests 1.35 ms before SDPA's timer
+    and shaved 1.2 ms off its own calls: `paired_ms` -1.43, no flag under the line above zero.
+    Below the floor (honest kernels: down to -0.64 ms) what lies beyond is charged and flagged."""
+    from grader.core.config import Shape
+    from grader.core.result import Timing
+    from grader.judge.judge import cap_baseline, clock_flags, paired_floor
+    shape = Shape(1, 2, 64, 64)
+    timings = {"student": Timing(0.02, 0.02, 0.03, 0.001, 50), "sdpa": Timing(0.13, 0.12, 0.14, 0.001, 50)}
+    clock = {"unaccounted_ms": 0.82, "harness_ms": 0.55, "sdpa_ms": 0.13, "paired_ms": -1.43}
+    (flag,) = clock_flags(shape, timings, clock)
+    assert flag["code"] == "forged_timings" and "delayed the baseline's requests" in flag["detail"]
+    row = {"S": 64, "student_ms": 0.02, "sdpa_ms": 0.13, "slowdown": 0.02 / 0.13}
+    charged = cap_baseline({**row, "judge_clock": clock})["judge_clock"]["charged_ms"]
+    assert abs(charged - (1.43 + paired_floor(0.13))) < 1e-4 and charged > 0.9
+    assert clock_flags(shape, timings, {**clock, "paired_ms": -0.3}) == []      # honest: no finding
