@@ -223,10 +223,11 @@ class Worker:
     def op_reveal(self, h: dict, _) -> tuple[dict, bytes | None]:
         """(CUDA) The kept outputs of the slots the judge drew, after the commitments; the rest
         are dropped."""
-        shape, kept = self._kept or (None, {})
+        from .gpu import output_bytes          # the bytes the commitment's digest was taken of
+        _, kept = self._kept or (None, {})
         self._kept = None
         slots = h.get("slots") if isinstance(h.get("slots"), list) else []
-        outs = [_output_bytes(kept.get(s), shape) if shape is not None and type(s) is int else b"" for s in slots]
+        outs = [output_bytes(kept.get(s)) if type(s) is int else b"" for s in slots]
         del kept
         data = b"".join(outs)
         return {"returned": [bool(o) for o in outs]}, data or None
