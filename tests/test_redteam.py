@@ -132,3 +132,23 @@ def test_the_verdict_beneath_the_flags_is_the_verdict_itself_where_no_strict_fla
     assert rows["plain"][0] is True, rows["plain"]
     assert rows["flagged"][0] is True, rows["flagged"]
     assert rows["passed"][0] is False and "status ok" in rows["passed"][1], rows["passed"]
+
+
+def test_a_process_naming_out_survives_but_the_tools_own_ancestors_do_not_count(tmp_path):
+    """`surviving_processes`: a process left running with OUT on its command line is reported; the
+    shell that started the tool, whose own command line may name OUT, is not a process of the
+    batch (a GPU session's wrapper shell read as a survivor on 2026-11-28)."""
+    out = tmp_path / "out"
+    probe = ("import sys; sys.path.insert(0, sys.argv[2]); import redteam; "
+             "from pathlib import Path; print(redteam.surviving_processes(Path(sys.argv[1])))")
+    # a shell (not replaced by its one command: two of them) whose own command line names OUT
+    shell = f"{sys.executable} -c '{probe}' '{out}' '{Path(redteam.__file__).parent}'; true '{out}'"
+    me = subprocess.run(["bash", "-c", shell], capture_output=True, text=True, check=True)
+    assert me.stdout.strip() == "[]", me.stdout
+    left = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", str(out)])
+    try:
+        alive = redteam.surviving_processes(out)
+        assert any(a.startswith(f"{left.pid}: ") for a in alive), alive
+    finally:
+        left.kill()
+        left.wait()

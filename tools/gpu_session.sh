@@ -369,6 +369,22 @@ phases=${*:-setup system grade tests}
 #   LIMIT_reqcost=300 tools/gpu_session.sh setup reqcost   (events2_kept vs events2, commit: the
 #     cost of the fills, copies and digests), and gradetime beside the tree before 2026-11-28
 #     (GRADETIME_OLD) for the 10% bar; then the list above.
+# (2026-11-28, eighth session, H200, 1800 s): setup 6-8, grade 88 cold (fused.cu ok, 1.14x/1.20x/1.20x,
+# bench 16.5 s), test_gpu 413 (34 of 38 passed; test_the_gpus_counter_inputs_are_the_judges_bit_for_bit
+# passed; the references' SDPA beside/clean 1.11-1.15 at S = 64: the graph replay's host submission
+# inside its events while the judge's checks took the CPU, now covered by a spin: HOST_COVER_CYCLES;
+# prints_numbers.py SIGSEGV: /opt/gcc's g++ copied a static libstdc++ into every library, now linked
+# to the process's shared one: process_libstdcxx), then on the fixed code the three references 77
+# (3 passed), prints_numbers 17 and check_with_numbers 35 (passed), redteam ONLY='^gpu_' past 330
+# (23 entries: give it 400+), '^gpu_(canary|key_ahead)' 129 (canary_aware_cuda held: cheat_suspected;
+# key_ahead_cuda held: 149x at S = 64, its Expect's open= dropped). What is left:
+#   ONLY='^gpu_' LIMIT_redteam=450 tools/gpu_session.sh setup redteam
+#   LIMIT_reqcost=300 tools/gpu_session.sh setup reqcost; GRADETIME_OLD=... gradetime (the 10% bar)
+#   TESTS_test_gpu=540 LIMIT_tests=560 tools/gpu_session.sh setup tests   (test_gpu whole, final code)
+#   TESTS="tests/course/test_batch.py" tools/gpu_session.sh setup tests
+#   N=20 LIMIT_throughput=560 tools/gpu_session.sh setup throughput
+#   ONLY='^(?!gpu_)[a-m]' tools/gpu_session.sh setup redteam; then '^(?!gpu_)[n-z]'
+#   GPUS="0 0,1" on a two-GPU kind: throughput
 [ "$phases" = all ] && phases="setup system grade tests redteam corpus bench fidelity compile noisy throughput profile demo triton tprofile"
 for p in $phases; do
     start=$(date +%s)

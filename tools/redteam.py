@@ -492,11 +492,26 @@ def leaked_secrets(cls: Class) -> list[str]:
     return found
 
 
+def _ancestors() -> set[int]:
+    """This process and those that started it (a shell whose own command line names OUT, as a
+    GPU session's did on 2026-11-28, is no process of the batch)."""
+    seen, pid = set(), os.getpid()
+    while pid > 1 and pid not in seen:
+        seen.add(pid)
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            pid = int(stat.rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            break
+    return seen
+
+
 def surviving_processes(out: Path) -> list[str]:
-    """Processes whose command line names the batch's OUT (bwrap's binds do), still alive."""
-    alive = []
+    """Processes whose command line names the batch's OUT (bwrap's binds do), still alive,
+    other than this one and its ancestors."""
+    alive, mine = [], _ancestors()
     for entry in os.scandir("/proc"):
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+        if not entry.name.isdigit() or int(entry.name) in mine:
             continue
         try:
             cmd = Path(f"/proc/{entry.name}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")

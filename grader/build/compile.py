@@ -105,7 +105,7 @@ def dispatch_key() -> str:
     """Key of the binding module's build folder (`dispatch-<key>` in the cache)."""
     text = DISPATCH_SRC.read_text()
     abi = (PROXY_ABI_DIR / "grader_proxy_abi.h").read_text()
-    return hashlib.sha256(f"{_torch_key()}|{text}|{abi}".encode()).hexdigest()[:12]
+    return hashlib.sha256(f"{_torch_key()}|{text}|{abi}|{process_libstdcxx()}".encode()).hexdigest()[:12]
 
 
 def _dispatch():
@@ -128,7 +128,8 @@ def _dispatch():
         with _locked(build.with_suffix(".lock")):
             _clear_stale_baton(build)
             _DISPATCH = load_inline(f"grader_dispatch_{key}", [text], build_directory=str(build),
-                                    extra_cflags=["-O2"], extra_include_paths=[str(PROXY_ABI_DIR)],
+                                    extra_cflags=["-O2"], extra_ldflags=process_libstdcxx(),
+                                    extra_include_paths=[str(PROXY_ABI_DIR)],
                                     with_cuda=False, verbose=False)
     return _DISPATCH
 
@@ -222,10 +223,29 @@ def tiers(src: Source) -> tuple[str, ...]:
     return TIERS[src.kind]
 
 
+def process_libstdcxx() -> list[str]:
+    """[the libstdc++ this process runs] (from /proc/self/maps; torch loads it), or [] where
+    none shows. Every build links it by path, ahead of what the compiler adds: a g++ that has
+    only a static libstdc++.a (the GPU image's /opt/gcc, 2026-11-28) otherwise copies the
+    library's locale and stream code into the kernel's library, beside the shared one the
+    process has, and the two copies' facet ids disagree: a `std::cout << n` in a student's
+    kernel, or a message that formats a number through a stream, crashed with SIGSEGV."""
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                parts = line.rstrip("\n").split(None, 5)
+                path = parts[5] if len(parts) == 6 else ""
+                if os.path.basename(path).startswith("libstdc++.so") and os.path.isfile(path):
+                    return [path]
+    except OSError:
+        pass
+    return []
+
+
 def _build_args(src: Source, cfg: Config, tier: str, link: bool = True) -> dict:
     """Everything that goes into a build, and so into its hash."""
     includes = {"proxy": [str(PROXY_DIR), str(PROXY_ABI_DIR)], "lean": [str(PRELUDE_DIR)], "full": []}[tier]
-    ldflags = list(cfg.cpp_ldflags)
+    ldflags = list(cfg.cpp_ldflags) + process_libstdcxx()
     if tier == "proxy" and link:     # the proxy's functions live in the binding module
         ldflags.append(_dispatch().__file__)
     defines = proxy_defines(src.text) if tier == "proxy" else []

@@ -59,6 +59,23 @@ def test_unchanged_source_is_not_recompiled(cfg):
     assert again.ok and again.cached and again.seconds == 0.0 and kernel is not None
 
 
+def test_every_build_links_the_libstdcxx_this_process_runs(cfg):
+    """The GPU image's g++ (/opt/gcc, 2026-11-28) has a static libstdc++ alone: a kernel's library
+    carried its own copy of the stream and locale code beside the process's shared one, and a
+    student's `std::cout << n` crashed with SIGSEGV. Every build names the process's shared
+    libstdc++ (`process_libstdcxx`), so the library needs it and copies none of it."""
+    import subprocess
+
+    import torch  # noqa: F401 - loads libstdc++ into this process
+    libs = build.process_libstdcxx()
+    assert len(libs) == 1 and os.path.basename(libs[0]).startswith("libstdc++.so") and os.path.isfile(libs[0])
+    src = parse(SUBMISSIONS / "correct" / "scalar_loop.py").sources["cpp"]
+    assert libs[0] in build._build_args(src, cfg, "lean")["ldflags"]
+    result, kernel = build.compile_source(src, cfg)
+    needed = subprocess.run(["readelf", "-d", kernel.library], capture_output=True, text=True).stdout
+    assert "[libstdc++.so.6]" in needed, needed
+
+
 def test_the_hash_changes_with_the_source_and_flags(cfg):
     from dataclasses import replace
     src = parse(SUBMISSIONS / "correct" / "scalar_loop.py").sources["cpp"]

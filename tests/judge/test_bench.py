@@ -126,7 +126,8 @@ class _CpuCuda:
             def elapsed_time(self, other):
                 return (other.t - self.t) * 1e3
         self._torch = torch
-        self.cuda = types.SimpleNamespace(Event=Event, synchronize=lambda: None, current_stream=lambda: None)
+        self.cuda = types.SimpleNamespace(Event=Event, synchronize=lambda: None, current_stream=lambda: None,
+                                          _sleep=lambda cycles: None)
 
     def __getattr__(self, name):
         return getattr(self._torch, name)

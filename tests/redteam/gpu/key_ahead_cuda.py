@@ -5,10 +5,14 @@ itself from the key and computes all their answers honestly, nested calls of its
 timed call then reads its slot from the harness's frame, spins 40 µs (above the physical
 floor) and copies the answer it made ahead: right on every canary, fast on every call. The
 graph's capture finds no slot to read and is honest, so the event sizes (S >= 512) carry it.
-Defence: none structural yet (open, issue 26): the inputs' seeds must come from the judge just
+Defence: none structural yet (issue 26): the inputs' seeds must come from the judge just
 before each call. The link audit flags the Python C API symbols it links (an ELF lookup of its
 own would hide them), and the physical floor bounds how fast a copy may claim to be.
-Expect: status=cheat_suspected; without=ok; flags=strict:python_api; slowdown_min=1; open=issue 26
+Graded on an H200 (2026-11-28) it gained nothing: 149x at S = 64 and 196x at S = 256, since
+the interpreter it runs in every call to read its slot sits inside the call's events (and the
+graph's capture refuses it). It no longer says open=; the hole it names does stay open in
+INSTRUCTORS: a kernel that counted its calls natively would read no frame while timed.
+Expect: status=cheat_suspected; without=ok; flags=strict:python_api; slowdown_min=1
 """
 
 _CUDA_SRC = r"""

@@ -44,7 +44,9 @@ namespace c10 {
 // digits, bools as 1/0, chars as characters), but numbers and pointers through snprintf, never
 // through a stream's locale: on the GPU image (an H100, 2026-11-27) a TORCH_CHECK that
 // streamed an int or a float crashed the process with SIGSEGV where a message of strings
-// raised; its g++ links static parts of libstdc++ into every library. Other types (a tensor,
+// raised; its g++ (/opt/gcc) had only a static libstdc++, copied into every library beside the
+// process's shared one (every build now links the shared one: grader/build/compile.py
+// `process_libstdcxx`, which made a student's own std::cout of numbers work). Other types (a tensor,
 // its options) are streamed as before, each of them printed from a string.
 namespace detail {
 inline void append(std::string& s, const char* x) { if (x) s += x; }
