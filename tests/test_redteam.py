@@ -145,8 +145,10 @@ def test_a_process_naming_out_survives_but_the_tools_own_ancestors_do_not_count(
     shell = f"{sys.executable} -c '{probe}' '{out}' '{Path(redteam.__file__).parent}'; true '{out}'"
     me = subprocess.run(["bash", "-c", shell], capture_output=True, text=True, check=True)
     assert me.stdout.strip() == "[]", me.stdout
-    left = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", str(out)])
+    left = subprocess.Popen([sys.executable, "-c", "import time; print('up', flush=True); time.sleep(60)", str(out)],
+                            stdout=subprocess.PIPE, text=True)
     try:
+        assert left.stdout.readline().strip() == "up"     # started: its command line is its own by now
         alive = redteam.surviving_processes(out)
         assert any(a.startswith(f"{left.pid}: ") for a in alive), alive
     finally:
