@@ -230,12 +230,16 @@ def process_libstdcxx() -> list[str]:
     library's locale and stream code into the kernel's library, beside the shared one the
     process has, and the two copies' facet ids disagree: a `std::cout << n` in a student's
     kernel, or a message that formats a number through a stream, crashed with SIGSEGV."""
+    import torch  # noqa: F401 - loads it (the keys that call this must not depend on import order)
     try:
         with open("/proc/self/maps") as f:
             for line in f:
                 parts = line.rstrip("\n").split(None, 5)
                 path = parts[5] if len(parts) == 6 else ""
-                if os.path.basename(path).startswith("libstdc++.so") and os.path.isfile(path):
+                path = path[:-len(" (deleted)")] if path.endswith(" (deleted)") else path   # upgraded meanwhile
+                # torch writes link flags unquoted into build.ninja: a path it would split is left out
+                if os.path.basename(path).startswith("libstdc++.so") and os.path.isfile(path) and \
+                        not any(c in path for c in " \t$:"):
                     return [path]
     except OSError:
         pass

@@ -455,9 +455,9 @@ def time_graphs(kernels: dict, shape: Shape, nonce: int, key: int | None, kept: 
             pool.refill(slots)
             torch.cuda.synchronize()
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            # the GPU kept busy while the host submits the replay: the start event fires once the
-            # graph is queued, so the host's launch latency (longer while the judge's checks
-            # take the CPU) is not in a call's time (`HOST_COVER_CYCLES`)
+            # the GPU kept busy while the host submits the replay: the host's launch latency (longer
+            # while the judge's checks take the CPU) stays out of the events as long as it is
+            # shorter than the spin (`HOST_COVER_CYCLES`); a host held up longer still shows
             torch.cuda._sleep(HOST_COVER_CYCLES)
             start.record()
             graph.replay()

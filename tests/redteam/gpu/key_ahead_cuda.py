@@ -8,9 +8,9 @@ graph's capture finds no slot to read and is honest, so the event sizes (S >= 51
 Defence: none structural yet (issue 26): the inputs' seeds must come from the judge just
 before each call. The link audit flags the Python C API symbols it links (an ELF lookup of its
 own would hide them), and the physical floor bounds how fast a copy may claim to be.
-Graded on an H200 (2026-11-28) it gained nothing: 149x at S = 64 and 196x at S = 256, since
-the interpreter it runs in every call to read its slot sits inside the call's events (and the
-graph's capture refuses it). It no longer says open=; the hole it names does stay open in
+Graded on an H200 (2026-11-28) at the red team's sizes (S = 64 and 256, the graph's sizes) it
+gained nothing: 149x and 196x SDPA's time, every check right; the event sizes it was written
+for were not in that run. It no longer says open=; the hole it names does stay open in
 INSTRUCTORS: a kernel that counted its calls natively would read no frame while timed.
 Expect: status=cheat_suspected; without=ok; flags=strict:python_api; slowdown_min=1
 """
