@@ -653,7 +653,7 @@ class Judge:
             best = min(runs, key=lambda r: (r["quality"]["noisy"], r["quality"]["score"]))
             recheck = _worst([r["recheck"] for r in runs])
             rows.append({**best["row"], "recheck_max_err": recheck})
-            for flag in best.get("clock_flags", []):
+            for flag in best.get("clock_flags", []) + _brackets_over_runs(shape.S, runs, best):
                 self.state["judge_flags"].append(on_busy(flag, bool(best.get("busy"))))
             timing.setdefault("method_by_S", {})[shape.S] = best["method"]
             timing.setdefault("reps_by_S", {})[shape.S] = best["reps"]
@@ -1515,6 +1515,27 @@ def _in_calls(sampler, library: str, calls: list) -> dict:
         c = sampler.counts(library, out)
         return {k: c[k] for k in ("own", "torch", "other")}
     return {"in_calls": merged(calls), "in_fast_calls": merged([c for c in calls if c[0] <= median])}
+
+
+def _brackets_over_runs(S: int, runs: list, best: dict) -> list[dict]:
+    """The CPU's bracket flag (grader/judge/cpusample.py `in_call_flags`) from the samples of the
+    kernel's calls over every timing of this size, where the size was timed more than once and
+    the kept run's own flags hold none as strict: a busy machine thins one run's samples (the
+    red team's median_mix, 0 own samples of 101 in its faster half on a quiet machine, went
+    unflagged at S = 256 on a loaded CI run) and every run's calls are the kernel's."""
+    from .cpusample import in_call_flags
+    if len(runs) < 2 or any(f.get("code") == "foreign_cpu_time" and f.get("tier") == "strict"
+                            for f in best.get("clock_flags", [])):
+        return []
+    merged: dict = {}
+    for run in runs:
+        for key in ("in_calls", "in_fast_calls"):
+            for k, n in ((run.get("cpu_samples") or {}).get(key) or {}).items():
+                merged.setdefault(key, {})[k] = merged.get(key, {}).get(k, 0) + n
+    flags = in_call_flags(S, merged)
+    if not flags or flags[0]["tier"] != "strict":
+        return []
+    return [{**flags[0], "detail": flags[0]["detail"] + f" (over the {len(runs)} timings of this size)"}]
 
 
 def _plausible_commit(d) -> dict:

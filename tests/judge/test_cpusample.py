@@ -135,3 +135,19 @@ def test_the_kernels_own_calls_samples_decide_before_the_rounds_pooled():
     # too few samples in the brackets to tell: the pooled rule decides
     few = {"in_calls": {"own": 1, "torch": 20, "other": 3}, "in_fast_calls": {"own": 0, "torch": 10, "other": 1}}
     assert in_call_flags(64, few) == [] and judge_samples(64, {**pooled_ok, **few}, ms, ms) == []
+
+
+def test_a_size_timed_more_than_once_is_judged_on_the_samples_of_all_its_runs():
+    """A busy machine thins one run's samples below the bracket rule's minimum: median_mix (its
+    faster half all torch's flash) went unflagged at S = 256 on a loaded CI run. Every run of the
+    size is the kernel's calls, so their samples together decide; one run alone stays as it was."""
+    from grader.judge.cpusample import BRACKET_SAMPLES
+    from grader.judge.judge import _brackets_over_runs
+    thin = {"in_calls": {"own": 30, "torch": 25, "other": 5}, "in_fast_calls": {"own": 0, "torch": BRACKET_SAMPLES // 2}}
+    runs = [{"cpu_samples": thin, "clock_flags": []} for _ in range(3)]
+    assert _brackets_over_runs(256, runs[:1], runs[0]) == []
+    flags = _brackets_over_runs(256, runs, runs[2])
+    assert [(f["code"], f["tier"]) for f in flags] == [("foreign_cpu_time", "strict")]
+    assert "faster half" in flags[0]["detail"] and "over the 3 timings" in flags[0]["detail"]
+    honest = {"in_calls": {"own": 90, "torch": 5}, "in_fast_calls": {"own": 40, "torch": 2}}
+    assert _brackets_over_runs(256, [{"cpu_samples": honest, "clock_flags": []}] * 3, {"clock_flags": []}) == []
