@@ -20,6 +20,7 @@ How a build is made fast (measured in reference/NOTES.md):
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -223,7 +224,8 @@ def tiers(src: Source) -> tuple[str, ...]:
     return TIERS[src.kind]
 
 
-def process_libstdcxx() -> list[str]:
+@functools.lru_cache(maxsize=1)
+def _libstdcxx() -> tuple[str, ...]:
     """[the libstdc++ this process runs] (from /proc/self/maps; torch loads it), or [] where
     none shows. Every build links it by path, ahead of what the compiler adds: a g++ that has
     only a static libstdc++.a (the GPU image's /opt/gcc, 2026-11-28) otherwise copies the
@@ -240,10 +242,15 @@ def process_libstdcxx() -> list[str]:
                 # torch writes link flags unquoted into build.ninja: a path it would split is left out
                 if os.path.basename(path).startswith("libstdc++.so") and os.path.isfile(path) and \
                         not any(c in path for c in " \t$:"):
-                    return [path]
+                    return (path,)
     except OSError:
         pass
-    return []
+    return ()
+
+
+def process_libstdcxx() -> list[str]:
+    """`_libstdcxx`, read once a process (the library a process runs does not change)."""
+    return list(_libstdcxx())
 
 
 def _build_args(src: Source, cfg: Config, tier: str, link: bool = True) -> dict:

@@ -1520,9 +1520,10 @@ def _in_calls(sampler, library: str, calls: list) -> dict:
 def _brackets_over_runs(S: int, runs: list, best: dict) -> list[dict]:
     """The CPU's bracket flag (grader/judge/cpusample.py `in_call_flags`) from the samples of the
     kernel's calls over every timing of this size, where the size was timed more than once and
-    the kept run's own flags hold none as strict: a busy machine thins one run's samples (the
-    red team's median_mix, 0 own samples of 101 in its faster half on a quiet machine, went
-    unflagged at S = 256 on a loaded CI run) and every run's calls are the kernel's."""
+    the kept run's own flags hold none as strict: every run's calls are the kernel's, and one
+    run's samples can fall short of the rule's minimum (written after median_mix went unflagged
+    at S = 256 in two class runs; thinned samples were the guess, not confirmed: it held again
+    once the CPU's spread bar was put back to 0.5)."""
     from .cpusample import in_call_flags
     if len(runs) < 2 or any(f.get("code") == "foreign_cpu_time" and f.get("tier") == "strict"
                             for f in best.get("clock_flags", [])):
