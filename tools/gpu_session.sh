@@ -16,6 +16,7 @@
 #   bench       make bench-reference           fidelity   tools/fidelity.py (5 grades)
 #   ab          the launch observation's cost on later timings: tools/profiler_ab.py (AB_N grades per arm)
 #   gradetime   make grade beside an older tree (tools/grade_time_ab.py; GRADETIME_OLD, GT_N)
+#   batchtime   the batch beside an older tree, GPU 0, sandboxed (GRADETIME_OLD, BT_N kernels, BT_RUNS)
 #   compile     changed-_CUDA_SRC compile time (3 edits) and nvcc's phases
 #   noisy       a grade alone, then beside a process hammering the same GPU: bench_quality
 #   throughput  N (50) submissions batch-graded on GPU 0 with the sandbox (GPUS="0 0,1" for two)
@@ -43,7 +44,7 @@ mkdir -p "$OUT" "$LOGS"
 PY=${PY:-python3}
 
 declare -A LIMIT=([setup]=300 [system]=150 [grade]=240 [tests]=1500 [redteam]=580 [corpus]=300 [bench]=120 [fidelity]=400 [ab]=560 [gradetime]=560
-                  [compile]=120 [noisy]=300 [throughput]=480 [profile]=240 [beforeafter]=300 [heldout]=300 [sbprof]=560 [demo]=240 [triton]=420 [tprofile]=240 [reqcost]=200 [spy]=300)
+                  [compile]=120 [noisy]=300 [throughput]=480 [profile]=240 [beforeafter]=300 [heldout]=300 [sbprof]=560 [demo]=240 [triton]=420 [tprofile]=240 [reqcost]=200 [spy]=300 [batchtime]=560)
 
 # a results file's stage seconds and where each GPU size's bench seconds went
 stages() {
@@ -164,6 +165,19 @@ gradetime)
     # judge's own observation costs apart from what the precision asked for costs
     sed 's/^precision = .*/precision = 0/' assignment/config.toml > /tmp/precision0.toml
     $PY tools/grade_time_ab.py --old "${GRADETIME_OLD:-.cache/carry/old}" --n "${GT_N:-2}" --arm precision0=/tmp/precision0.toml ;;
+batchtime)
+    # the batch side by side with an older tree (GRADETIME_OLD), on GPU 0 with the sandbox: the
+    # issue's 10% bar for the batch. A class of BT_N (6) kernels (tools/batch_throughput.py's mix),
+    # graded by each arm once to build, then BT_RUNS (1) times each, alternating
+    # (tools/grade_time_ab.py): both arms timed warm, as make grade's A/B is
+    rm -rf /tmp/bt-class && $PY - <<'EOF3'
+import sys; sys.path.insert(0, "tools")
+from pathlib import Path
+from batch_throughput import make_class
+import os
+print(dict(make_class(Path("/tmp/bt-class"), int(os.environ.get("BT_N", "6")), salt="batchtime")))
+EOF3
+    $PY tools/grade_time_ab.py --old "${GRADETIME_OLD:-.cache/carry/old}" --batch /tmp/bt-class --gpus 0 --n "${BT_RUNS:-1}" ;;
 ab)
     # what the launch observation costs the timings after it: a warm-up grade (the builds), then
     # AB_N grades each with it on and off, alternating (tools/profiler_ab.py)
@@ -385,6 +399,15 @@ phases=${*:-setup system grade tests}
 #   N=20 LIMIT_throughput=560 tools/gpu_session.sh setup throughput
 #   ONLY='^(?!gpu_)[a-m]' tools/gpu_session.sh setup redteam; then '^(?!gpu_)[n-z]'
 #   GPUS="0 0,1" on a two-GPU kind: throughput
+# (2026-11-28, ninth session, H200, 1800 s; 0319790): redteam ONLY='^gpu_' LIMIT_redteam=450 340
+# (32 held, 0 failed, 0 open), gradetime GT_N=2 263 (new/old 1.029, precision0/old 1.065; medians
+# 24.5 / 23.8 / 25.4 s), tests test_gpu whole 405 (38 passed), throughput N=20 on GPU 0 464 (362.4 s,
+# 3.31 a minute, steady 14.07 s a submission, 18 ok + the 2 never_writes_tail wrong_answer);
+# an x2 kind was refused (none lent). What is left:
+#   BT_N=6 LIMIT_batchtime=560 tools/gpu_session.sh setup batchtime   (the batch's 10% bar on a GPU)
+#   TESTS="tests/course/test_batch.py" tools/gpu_session.sh setup tests
+#   ONLY='^(?!gpu_)[a-m]' tools/gpu_session.sh setup redteam; then '^(?!gpu_)[n-z]'
+#   GPUS="0 0,1" N=10 on a two-GPU kind: throughput
 [ "$phases" = all ] && phases="setup system grade tests redteam corpus bench fidelity compile noisy throughput profile demo triton tprofile"
 for p in $phases; do
     start=$(date +%s)

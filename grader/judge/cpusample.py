@@ -329,6 +329,24 @@ def in_call_flags(S: int, counts: dict) -> list[dict]:
         "costs ran in torch's code (sampled from outside its process, grader/judge/cpusample.py)")}]
 
 
+# Fewer than BRACKET_SAMPLES samples in a bracket set, but at least THIN_SAMPLES, most of them
+# torch's: too few to flag, enough to doubt. The size is timed again (its runs' samples are then
+# judged together: judge._brackets_over_runs), as a busy machine's size is. An honest kernel's
+# few samples are its own code's (a reference's faster half at S = 64: 49 against 4).
+THIN_SAMPLES = 10
+
+
+def thin_brackets(S: int, counts: dict) -> str | None:
+    """Why the size must be timed again for its samples (a bench_quality reason), or None."""
+    for key, what in (("in_fast_calls", "the faster half of its calls"), ("in_calls", "its calls")):
+        c = counts.get(key) or {}
+        own, torch_n = c.get("own", 0), c.get("torch", 0)
+        if THIN_SAMPLES <= own + torch_n < BRACKET_SAMPLES and own / (own + torch_n) < BRACKET_REVIEW:
+            return (f"S={S}: too few CPU samples in {what} to judge where they ran ({own} of its own "
+                    f"against {torch_n} of torch's, fewer than {BRACKET_SAMPLES})")
+    return None
+
+
 def judge_samples(S: int, counts: dict, student_total_ms: float, sdpa_total_ms: float) -> list[dict]:
     """The flag of one size's sampled rounds, from two observations that must agree:
     - the kernel's timed calls took `student_total_ms` (its median call times the rounds: what

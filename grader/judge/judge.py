@@ -1127,6 +1127,11 @@ class Judge:
         clock = {"unaccounted_ms": round(statistics.median(unaccounted), 4), "harness_ms": round(harness_ms, 4),
                  "sdpa_ms": round(sdpa_ms, 4), "paired_ms": round(statistics.median(paired), 4)}
         quality = meter.quality(shape, timings, self.cfg)
+        if counts is not None:
+            from .cpusample import thin_brackets
+            doubt = thin_brackets(shape.S, counts)
+            if doubt:           # few samples pointing at torch: timed again, never passed on them
+                quality = {**quality, "noisy": True, "reasons": quality["reasons"] + [doubt]}
         # the cap and the flags hold on a machine other processes left alone (a busy one slows
         # the judge's own SDPA and the kernel's process alike, unevenly); not the spread, which
         # the kernel itself can widen
@@ -1521,22 +1526,47 @@ def _brackets_over_runs(S: int, runs: list, best: dict) -> list[dict]:
     """The CPU's bracket flag (grader/judge/cpusample.py `in_call_flags`) from the samples of the
     kernel's calls over every timing of this size, where the size was timed more than once and
     the kept run's own flags hold none as strict: every run's calls are the kernel's, and one
-    run's samples can fall short of the rule's minimum (written after median_mix went unflagged
-    at S = 256 in two class runs; thinned samples were the guess, not confirmed: it held again
-    once the CPU's spread bar was put back to 0.5)."""
-    from .cpusample import in_call_flags
+    run's samples can fall short of the rule's minimum. Judged twice: the samples of all runs,
+    then those of the runs too thin to judge alone (a run with enough samples was judged alone
+    already; pooled with thin ones, a load that scrambled its faster half dilutes theirs).
+    What lost median_mix its flag in two CI class runs (found 2026-11-28): at S = 64 one run's
+    faster half held 1 sample of its own against 22 of torch's, too few, so only a re-timed size
+    (its spread above the old 0.5 bar) flagged it, and a loaded machine scrambles which calls
+    are the faster half (at S = 256, 102 against 110: review). Such a size is now timed again for
+    its samples (cpusample.thin_brackets) and its thin runs are judged together. Pooled samples
+    that only doubt (review) are said where the kept run said nothing: beside a process spinning
+    the other core, median_mix's runs at S = 64 held 14/22 and 1/17 (own/torch), review pooled,
+    and nothing at all was flagged before."""
+    from .cpusample import BRACKET_SAMPLES, in_call_flags
     if len(runs) < 2 or any(f.get("code") == "foreign_cpu_time" and f.get("tier") == "strict"
                             for f in best.get("clock_flags", [])):
         return []
-    merged: dict = {}
-    for run in runs:
-        for key in ("in_calls", "in_fast_calls"):
-            for k, n in ((run.get("cpu_samples") or {}).get(key) or {}).items():
-                merged.setdefault(key, {})[k] = merged.get(key, {}).get(k, 0) + n
-    flags = in_call_flags(S, merged)
-    if not flags or flags[0]["tier"] != "strict":
-        return []
-    return [{**flags[0], "detail": flags[0]["detail"] + f" (over the {len(runs)} timings of this size)"}]
+
+    def pooled(thin_only: bool) -> tuple[dict, int]:
+        merged: dict = {}
+        used = set()
+        for i, run in enumerate(runs):
+            for key in ("in_calls", "in_fast_calls"):
+                c = (run.get("cpu_samples") or {}).get(key) or {}
+                if thin_only and c.get("own", 0) + c.get("torch", 0) >= BRACKET_SAMPLES:
+                    continue
+                used.add(i)
+                for k, n in c.items():
+                    merged.setdefault(key, {})[k] = merged.get(key, {}).get(k, 0) + n
+        return merged, len(used)
+
+    found = []
+    for thin_only in (False, True):
+        merged, n = pooled(thin_only)
+        flags = in_call_flags(S, merged) if n >= 2 else []
+        what = f"the {n} timings of this size" + (", each too thin to judge alone" if thin_only else "")
+        found += [{**f, "detail": f["detail"] + f" (over {what})"} for f in flags]
+    strict = [f for f in found if f["tier"] == "strict"]
+    if strict:
+        return strict[:1]
+    # only doubt: for a person, where the kept run said nothing of its calls' samples
+    kept_said = any(f.get("code") == "foreign_cpu_time" for f in best.get("clock_flags", []))
+    return found[:1] if found and not kept_said else []
 
 
 def _plausible_commit(d) -> dict:

@@ -151,3 +151,58 @@ def test_a_size_timed_more_than_once_is_judged_on_the_samples_of_all_its_runs():
     assert "faster half" in flags[0]["detail"] and "over the 3 timings" in flags[0]["detail"]
     honest = {"in_calls": {"own": 90, "torch": 5}, "in_fast_calls": {"own": 40, "torch": 2}}
     assert _brackets_over_runs(256, [{"cpu_samples": honest, "clock_flags": []}] * 3, {"clock_flags": []}) == []
+
+
+def test_a_size_whose_few_bracket_samples_point_at_torch_is_timed_again():
+    """The mechanism behind median_mix's lost flag (found 2026-11-28): at S = 64 its faster half
+    gave 1 sample of its own against 22 of torch's in one quiet run, below the rule's minimum, so
+    that size said nothing unless its spread had it timed again; at S = 256 a loaded machine
+    scrambles which calls are the faster half (own 102 against torch 110: review, not strict).
+    Few samples that point at torch are a reason to time the size again (its runs' samples are
+    then judged together), never a reason to pass it; few that point at the kernel's own code,
+    as an honest kernel's do, are not."""
+    from grader.judge.cpusample import BRACKET_SAMPLES, THIN_SAMPLES, thin_brackets
+    quiet_mix = {"in_calls": {"own": 48, "torch": 38, "other": 276}, "in_fast_calls": {"own": 1, "torch": 22, "other": 97}}
+    why = thin_brackets(64, quiet_mix)
+    assert why and "S=64" in why and "1 of its own against 22" in why
+    honest = {"in_calls": {"own": 30, "torch": 4}, "in_fast_calls": {"own": 15, "torch": 2}}
+    assert thin_brackets(64, honest) is None
+    plenty = {"in_calls": {"own": 3, "torch": 120}, "in_fast_calls": {"own": 1, "torch": BRACKET_SAMPLES}}
+    assert thin_brackets(256, plenty) is None          # enough to judge: the rule itself decides
+    nothing = {"in_calls": {"own": 0, "torch": THIN_SAMPLES - 1}, "in_fast_calls": {"own": 0, "torch": 3}}
+    assert thin_brackets(64, nothing) is None          # too few to point anywhere
+    assert thin_brackets(64, {}) is None
+
+
+def test_the_runs_too_thin_to_judge_alone_are_judged_together():
+    """median_mix beside one spinning process (2026-11-28): at S = 64 the busiest run's faster
+    half was scrambled by the load (own code and torch's alike), the two others held 0 samples of
+    its own against 19 and 26 of torch's, each too few alone. All three pooled said review
+    (30%); the thin two together are strict, as each would be with enough samples."""
+    from grader.judge.judge import _brackets_over_runs
+
+    def run(own, torch_n):
+        return {"cpu_samples": {"in_calls": {"own": 40 + own, "torch": 30 + torch_n},
+                                "in_fast_calls": {"own": own, "torch": torch_n}}, "clock_flags": []}
+    runs = [run(30, 25), run(0, 19), run(0, 26)]
+    (flag,) = _brackets_over_runs(64, runs, runs[2])
+    assert flag["tier"] == "strict" and "faster half" in flag["detail"] and "0 against 45" in flag["detail"]
+    assert "2 timings" in flag["detail"]
+    honest = [run(30, 25), run(15, 2), run(12, 3)]          # few samples, its own code's
+    assert _brackets_over_runs(64, honest, honest[2]) == []
+
+
+def test_pooled_samples_that_only_doubt_reach_a_person_where_nothing_else_did():
+    """Beside a process spinning the other core, median_mix's runs at S = 64 held 14 own/22
+    torch and 1/17 in their faster halves (2026-11-28): strict nowhere, and the row was clean.
+    Pooled they say review; a kept run that flagged its calls already keeps its own flag."""
+    from grader.judge.judge import _brackets_over_runs
+
+    def run(own, torch_n, flags=()):
+        return {"cpu_samples": {"in_calls": {"own": 40 + own, "torch": 30 + torch_n},
+                                "in_fast_calls": {"own": own, "torch": torch_n}}, "clock_flags": list(flags)}
+    runs = [run(14, 22), run(1, 17)]
+    (flag,) = _brackets_over_runs(64, runs, runs[1])
+    assert flag["tier"] == "review" and "15 against 39" in flag["detail"]
+    said = run(1, 17, [{"code": "foreign_cpu_time", "tier": "review"}])
+    assert _brackets_over_runs(64, [runs[0], said], said) == []
