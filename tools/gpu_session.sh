@@ -16,7 +16,7 @@
 #   bench       make bench-reference           fidelity   tools/fidelity.py (5 grades)
 #   ab          the launch observation's cost on later timings: tools/profiler_ab.py (AB_N grades per arm)
 #   gradetime   make grade beside an older tree (tools/grade_time_ab.py; GRADETIME_OLD, GT_N)
-#   batchtime   the batch beside an older tree, GPU 0, sandboxed (GRADETIME_OLD, BT_N kernels, BT_RUNS)
+#   batchtime   the batch beside an older tree, GPU 0, sandboxed (GRADETIME_OLD, BT_N kernels, BT_RUNS pairs)
 #   compile     changed-_CUDA_SRC compile time (3 edits) and nvcc's phases
 #   noisy       a grade alone, then beside a process hammering the same GPU: bench_quality
 #   throughput  N (50) submissions batch-graded on GPU 0 with the sandbox (GPUS="0 0,1" for two)
@@ -167,15 +167,16 @@ gradetime)
     $PY tools/grade_time_ab.py --old "${GRADETIME_OLD:-.cache/carry/old}" --n "${GT_N:-2}" --arm precision0=/tmp/precision0.toml ;;
 batchtime)
     # the batch side by side with an older tree (GRADETIME_OLD), on GPU 0 with the sandbox: the
-    # issue's 10% bar for the batch. A class of BT_N (6) kernels (tools/batch_throughput.py's mix),
-    # graded by each arm once to build, then BT_RUNS (1) times each, alternating
-    # (tools/grade_time_ab.py): both arms timed warm, as make grade's A/B is
+    # issue's 10% bar for the batch. A class of BT_N (4) kernels (tools/batch_throughput.py's mix),
+    # graded by each arm once to build, then BT_RUNS (1) pairs, this tree first in odd pairs
+    # (tools/grade_time_ab.py): both arms timed warm, as make grade's A/B is. A batch of 4 with its
+    # reference run is ~100 s on an H200: 4 batches fit 560 s, BT_RUNS=2 needs two calls' worth
     rm -rf /tmp/bt-class && $PY - <<'EOF3'
 import sys; sys.path.insert(0, "tools")
 from pathlib import Path
 from batch_throughput import make_class
 import os
-print(dict(make_class(Path("/tmp/bt-class"), int(os.environ.get("BT_N", "6")), salt="batchtime")))
+print(dict(make_class(Path("/tmp/bt-class"), int(os.environ.get("BT_N", "4")), salt="batchtime")))
 EOF3
     $PY tools/grade_time_ab.py --old "${GRADETIME_OLD:-.cache/carry/old}" --batch /tmp/bt-class --gpus 0 --n "${BT_RUNS:-1}" ;;
 ab)
@@ -404,7 +405,7 @@ phases=${*:-setup system grade tests}
 # 24.5 / 23.8 / 25.4 s), tests test_gpu whole 405 (38 passed), throughput N=20 on GPU 0 464 (362.4 s,
 # 3.31 a minute, steady 14.07 s a submission, 18 ok + the 2 never_writes_tail wrong_answer);
 # an x2 kind was refused (none lent). What is left:
-#   BT_N=6 LIMIT_batchtime=560 tools/gpu_session.sh setup batchtime   (the batch's 10% bar on a GPU)
+#   LIMIT_batchtime=560 tools/gpu_session.sh setup batchtime   (the batch's 10% bar on a GPU)
 #   TESTS="tests/course/test_batch.py" tools/gpu_session.sh setup tests
 #   ONLY='^(?!gpu_)[a-m]' tools/gpu_session.sh setup redteam; then '^(?!gpu_)[n-z]'
 #   GPUS="0 0,1" N=10 on a two-GPU kind: throughput

@@ -42,10 +42,14 @@ def run(tree: Path, args, out: Path, config: str | None = None) -> tuple[float, 
         cmd += ["--config", str(Path(config).resolve())]
     env = {k: v for k, v in os.environ.items() if k != "GRADER_CACHE"}
     t0 = time.monotonic()
-    subprocess.run(cmd, cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    proc = subprocess.run(cmd, cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
     wall = time.monotonic() - t0
     stages = {}
-    if not args.batch:
+    if args.batch:
+        # a batch that stopped (the sandbox, the older tree) is no timing either
+        if proc.returncode != 0 or not (out / "grades.csv").is_file():
+            stages = {"FAILED": f"batch exit {proc.returncode}" + ("" if (out / "grades.csv").is_file() else ", no grades.csv")}
+    else:
         # a grade that failed is no timing: said, not averaged in as a fast one
         doc = json.loads(out.read_text()) if out.is_file() else {}
         stages = doc.get("stage_seconds") or {}

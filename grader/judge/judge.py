@@ -642,15 +642,15 @@ class Judge:
         for shape in self.cfg.bench_shapes:
             runs = []
             for attempt in range(1 + MAX_RERUNS):
-                self.stage("bench", str(shape) + (f" (again: the machine was busy or the timings spread, "
-                                                  f"{attempt}/{MAX_RERUNS})" if attempt else ""))
+                self.stage("bench", str(shape) + (f" (again: the machine was busy, the timings spread or the "
+                                                  f"CPU samples were too few, {attempt}/{MAX_RERUNS})" if attempt else ""))
                 run = (self._bench_size_cpu if self.device == "cpu" else self._bench_size)(shape, kernels, rng)
                 if run is None:
                     return                      # the kernel raised: the verdict is set
                 runs.append(run)
                 if not run["quality"]["noisy"]:
                     break
-            best = min(runs, key=lambda r: (r["quality"]["noisy"], r["quality"]["score"]))
+            best = _kept_run(runs)
             recheck = _worst([r["recheck"] for r in runs])
             rows.append({**best["row"], "recheck_max_err": recheck})
             for flag in best.get("clock_flags", []) + _brackets_over_runs(shape.S, runs, best):
@@ -1127,11 +1127,6 @@ class Judge:
         clock = {"unaccounted_ms": round(statistics.median(unaccounted), 4), "harness_ms": round(harness_ms, 4),
                  "sdpa_ms": round(sdpa_ms, 4), "paired_ms": round(statistics.median(paired), 4)}
         quality = meter.quality(shape, timings, self.cfg)
-        if counts is not None:
-            from .cpusample import thin_brackets
-            doubt = thin_brackets(shape.S, counts)
-            if doubt:           # few samples pointing at torch: timed again, never passed on them
-                quality = {**quality, "noisy": True, "reasons": quality["reasons"] + [doubt]}
         # the cap and the flags hold on a machine other processes left alone (a busy one slows
         # the judge's own SDPA and the kernel's process alike, unevenly); not the spread, which
         # the kernel itself can widen
@@ -1140,11 +1135,19 @@ class Judge:
         row = {**row, "judge_clock": clock} if busy else cap_baseline({**row, "judge_clock": clock})
         row["interval"] = scaled(rule.summary(), raw, row["slowdown"])
         flags = clock_flags(shape, timings, clock, busy)
+        doubt = None
         if counts is not None:
-            from .cpusample import judge_samples
+            from .cpusample import judge_samples, thin_brackets
             flags += judge_samples(shape.S, counts, timings["student"].median_ms * len(samples["student"]),
                                    timings["sdpa"].median_ms * len(samples["sdpa"]))
-        return {"row": row, "clock_flags": flags, "busy": busy, "recheck": _worst(errs),
+            # few samples pointing at torch, where no strict flag said it already: the size is timed
+            # again, such a run is kept last (a kernel that changed its ways once timed again keeps
+            # none of its first run's figures) and the doubt is said if nothing settles it
+            if not any(f["code"] == "foreign_cpu_time" and f["tier"] == "strict" for f in flags):
+                doubt = thin_brackets(shape.S, counts)
+            if doubt:
+                quality = {**quality, "noisy": True, "reasons": quality["reasons"] + [doubt]}
+        return {"row": row, "clock_flags": flags, "busy": busy, "recheck": _worst(errs), "doubt": doubt,
                 "method": "cpu-perf_counter", "reps": r, "sdpa_backend": "", "checked_calls": len(errs),
                 "quality": quality, "cpu_samples": counts}
 
@@ -1522,6 +1525,13 @@ def _in_calls(sampler, library: str, calls: list) -> dict:
     return {"in_calls": merged(calls), "in_fast_calls": merged([c for c in calls if c[0] <= median])}
 
 
+def _kept_run(runs: list) -> dict:
+    """The timing of a size whose figures stand: a quiet one, else the least noisy, a run whose CPU
+    samples left a doubt (cpusample.thin_brackets) last of all: a kernel that called torch in the
+    faster half of its first timing and its own code once timed again keeps the second's figures."""
+    return min(runs, key=lambda r: (r["quality"]["noisy"], bool(r.get("doubt")), r["quality"]["score"]))
+
+
 def _brackets_over_runs(S: int, runs: list, best: dict) -> list[dict]:
     """The CPU's bracket flag (grader/judge/cpusample.py `in_call_flags`) from the samples of the
     kernel's calls over every timing of this size, where the size was timed more than once and
@@ -1536,37 +1546,55 @@ def _brackets_over_runs(S: int, runs: list, best: dict) -> list[dict]:
     its samples (cpusample.thin_brackets) and its thin runs are judged together. Pooled samples
     that only doubt (review) are said where the kept run said nothing: beside a process spinning
     the other core, median_mix's runs at S = 64 held 14/22 and 1/17 (own/torch), review pooled,
-    and nothing at all was flagged before."""
-    from .cpusample import BRACKET_SAMPLES, in_call_flags
-    if len(runs) < 2 or any(f.get("code") == "foreign_cpu_time" and f.get("tier") == "strict"
-                            for f in best.get("clock_flags", [])):
+    and nothing at all was flagged before. Pooled samples still under the rule's minimum yet
+    almost none the kernel's own (below BRACKET_STRICT) are review too, and so is a doubt every
+    timing left standing: a kernel kept just under the minimum is said, never passed."""
+    from .cpusample import BRACKET_SAMPLES, BRACKET_STRICT, THIN_SAMPLES, in_call_flags
+    if any(f.get("code") == "foreign_cpu_time" and f.get("tier") == "strict" for f in best.get("clock_flags", [])):
         return []
+    kept_said = any(f.get("code") == "foreign_cpu_time" for f in best.get("clock_flags", []))
 
-    def pooled(thin_only: bool) -> tuple[dict, int]:
+    def pooled(thin_only: bool) -> dict:
+        """key -> {own, torch, runs}: the samples of the runs that had that set (thin ones only)."""
         merged: dict = {}
-        used = set()
-        for i, run in enumerate(runs):
+        for run in runs:
             for key in ("in_calls", "in_fast_calls"):
-                c = (run.get("cpu_samples") or {}).get(key) or {}
-                if thin_only and c.get("own", 0) + c.get("torch", 0) >= BRACKET_SAMPLES:
+                c = (run.get("cpu_samples") or {}).get(key)
+                if not isinstance(c, dict) or not c:
                     continue
-                used.add(i)
-                for k, n in c.items():
-                    merged.setdefault(key, {})[k] = merged.get(key, {}).get(k, 0) + n
-        return merged, len(used)
+                n = c.get("own", 0) + c.get("torch", 0)
+                if thin_only and n >= BRACKET_SAMPLES:
+                    continue
+                m = merged.setdefault(key, {"own": 0, "torch": 0, "runs": 0})
+                m["own"] += c.get("own", 0)
+                m["torch"] += c.get("torch", 0)
+                m["runs"] += 1
+        return merged
 
     found = []
-    for thin_only in (False, True):
-        merged, n = pooled(thin_only)
-        flags = in_call_flags(S, merged) if n >= 2 else []
-        what = f"the {n} timings of this size" + (", each too thin to judge alone" if thin_only else "")
-        found += [{**f, "detail": f["detail"] + f" (over {what})"} for f in flags]
+    for thin_only in ((False, True) if len(runs) >= 2 else ()):
+        merged = {k: m for k, m in pooled(thin_only).items() if m["runs"] >= 2}
+        runs_n = max((m["runs"] for m in merged.values()), default=0)
+        what = f"the {runs_n} timings of this size" + (", each too thin to judge alone" if thin_only else "")
+        found += [{**f, "detail": f["detail"] + f" (over {what})"} for f in in_call_flags(S, merged)]
+        for key, m in merged.items():       # fewer than the rule's minimum, yet almost none its own
+            n = m["own"] + m["torch"]
+            if THIN_SAMPLES <= n < BRACKET_SAMPLES and m["own"] / n < BRACKET_STRICT:
+                found.append({"code": "foreign_cpu_time", "tier": "review", "detail": (
+                    f"S={S}: over {what}, its own code got {m['own'] / n:.0%} of the CPU samples in its code "
+                    f"and torch's while {'the faster half of ' if key == 'in_fast_calls' else ''}its calls ran "
+                    f"({m['own']} against {m['torch']}), too few samples to be strict (grader/judge/cpusample.py)")})
     strict = [f for f in found if f["tier"] == "strict"]
     if strict:
         return strict[:1]
-    # only doubt: for a person, where the kept run said nothing of its calls' samples
-    kept_said = any(f.get("code") == "foreign_cpu_time" for f in best.get("clock_flags", []))
-    return found[:1] if found and not kept_said else []
+    if kept_said:
+        return []
+    if found:           # only doubt: for a person
+        return found[:1]
+    if best.get("doubt"):       # every timing left the doubt standing: said, never passed on it
+        return [{"code": "foreign_cpu_time", "tier": "review", "detail": (
+            f"{best['doubt']}; timed {len(runs)} times, it stayed so (grader/judge/cpusample.py)")}]
+    return []
 
 
 def _plausible_commit(d) -> dict:

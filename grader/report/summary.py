@@ -52,7 +52,8 @@ def _quality_lines(quality: dict) -> list[str]:
     """The timing-quality verdict under the benchmark table: silent when clean."""
     if not quality or quality.get("status") != "noisy":
         return []
-    lines = ["  TIMINGS NOISY: the machine was busy or the timings spread widely (timed again, still so):"]
+    lines = ["  TIMINGS NOISY: the machine was busy, the timings spread widely or too few CPU samples showed where "
+             "the calls ran (timed again, still so):"]
     lines += [f"    {reason}" for reason in quality.get("reasons", [])[:6]]
     lines.append("    close other programs and grade again before you trust or quote these figures")
     return lines

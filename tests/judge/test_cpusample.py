@@ -206,3 +206,28 @@ def test_pooled_samples_that_only_doubt_reach_a_person_where_nothing_else_did():
     assert flag["tier"] == "review" and "15 against 39" in flag["detail"]
     said = run(1, 17, [{"code": "foreign_cpu_time", "tier": "review"}])
     assert _brackets_over_runs(64, [runs[0], said], said) == []
+
+
+def test_a_kernel_that_changes_its_ways_once_timed_again_keeps_none_of_its_first_figures():
+    """Found by review (2026-11-28): a kernel can tell a size is timed again (a second bench_begin
+    of the same shape). First timing: torch in its faster half, samples too few (the doubt) and
+    a tight spread; then its own code, its spread widened on purpose. The doubtful run is kept
+    last, and a doubt no timing settled, or pooled samples under the minimum that are almost none
+    its own, are said for review, never passed."""
+    from grader.judge.judge import _brackets_over_runs, _kept_run
+
+    def run(own, torch_n, noisy=True, score=1.0, doubt=None):
+        return {"cpu_samples": {"in_fast_calls": {"own": own, "torch": torch_n}}, "clock_flags": [],
+                "quality": {"noisy": noisy, "score": score}, "doubt": doubt}
+    first = run(1, 22, score=0.1, doubt="S=64: too few CPU samples")
+    later = [run(60, 2, score=3.0), run(58, 3, score=2.5)]
+    assert _kept_run([first] + later) is later[1]
+    assert _kept_run([first, run(60, 2, noisy=False, score=0.0)])["quality"]["noisy"] is False
+    # kept just under the minimum in every timing: 0 of its own against 12 each
+    under = [run(0, 12, doubt="d") for _ in range(3)]
+    (flag,) = _brackets_over_runs(64, under, _kept_run(under))
+    assert flag["tier"] == "review" and "too few samples to be strict" in flag["detail"]
+    # one timing alone, its doubt never settled: said
+    alone = run(2, 15, doubt="S=64: too few CPU samples in the faster half of its calls")
+    (flag,) = _brackets_over_runs(64, [alone], alone)
+    assert flag["tier"] == "review" and "timed 1 times" in flag["detail"]

@@ -62,7 +62,8 @@ def grading_order(todo: list) -> list:
     what one kernel saw on a hidden config (its shape, by how long it slept) to the next one's
     student-visible output, if they could be next to each other. In the folder's order (names
     are the students' to choose) they could; in this order a pair is adjacent by chance alone,
-    about one time in the class's size, and neither kernel can tell when it was. A bound, not
+    about one time in the number graded in that run (a re-run grades only what changed: two
+    resubmitted together are adjacent often), and neither kernel can tell when it was. A bound, not
     a wall: every public phase before any hidden one would close it, at a fresh child per
     submission (INSTRUCTORS.md, threat model)."""
     order = list(todo)
