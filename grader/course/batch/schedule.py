@@ -15,7 +15,6 @@ import json
 import os
 import queue
 import re
-import secrets
 import sys
 import threading
 import time
@@ -54,22 +53,6 @@ class BatchOptions:
 
 
 # ---- the run --------------------------------------------------------------------------------
-
-def grading_order(todo: list) -> list:
-    """The submissions in an order drawn from the system's secret randomness, new each batch.
-    A device slot takes one submission after another, so a submission's start time tells when
-    the previous one ended, hidden phase included: two students who agreed on it could carry
-    what one kernel saw on a hidden config (its shape, by how long it slept) to the next one's
-    student-visible output, if they could be next to each other. In the folder's order (names
-    are the students' to choose) they could; in this order a pair is adjacent by chance alone,
-    about one time in the number graded in that run (a re-run grades only what changed: two
-    resubmitted together are adjacent often), and neither kernel can tell when it was. A bound, not
-    a wall: every public phase before any hidden one would close it, at a fresh child per
-    submission (INSTRUCTORS.md, threat model)."""
-    order = list(todo)
-    secrets.SystemRandom().shuffle(order)
-    return order
-
 
 def work_folder(out: Path, sid: str) -> Path:
     """A submission's work folder: its id kept to letters, digits and `._-`, with a digest of
@@ -359,7 +342,6 @@ class Batch:
         if backends:
             self._prepare(slots)
         total = len(todo)
-        todo = grading_order(todo)
         with ThreadPoolExecutor(max_workers=max(1, opts.jobs) + len(slots)) as pool:
             futures = {pool.submit(self._one, *t): t[0] for t in todo}
             for fut in as_completed(futures):
