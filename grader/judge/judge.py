@@ -1143,7 +1143,7 @@ class Judge:
             # few samples pointing at torch, where no strict flag said it already: the size is timed
             # again, such a run is kept last (a kernel that changed its ways once timed again keeps
             # none of its first run's figures) and the doubt is said if nothing settles it
-            if not any(f["code"] == "foreign_cpu_time" and f["tier"] == "strict" for f in flags):
+            if not _strict_foreign(flags):
                 doubt = thin_brackets(shape.S, counts)
             if doubt:
                 quality = {**quality, "noisy": True, "reasons": quality["reasons"] + [doubt]}
@@ -1525,6 +1525,11 @@ def _in_calls(sampler, library: str, calls: list) -> dict:
     return {"in_calls": merged(calls), "in_fast_calls": merged([c for c in calls if c[0] <= median])}
 
 
+def _strict_foreign(flags: list) -> bool:
+    """A strict `foreign_cpu_time` among these flags: the samples have spoken for this size."""
+    return any(f.get("code") == "foreign_cpu_time" and f.get("tier") == "strict" for f in flags)
+
+
 def _kept_run(runs: list) -> dict:
     """The timing of a size whose figures stand: a quiet one, else the least noisy, a run whose CPU
     samples left a doubt (cpusample.thin_brackets) last of all: a kernel that called torch in the
@@ -1550,7 +1555,7 @@ def _brackets_over_runs(S: int, runs: list, best: dict) -> list[dict]:
     almost none the kernel's own (below BRACKET_STRICT) are review too, and so is a doubt every
     timing left standing: a kernel kept just under the minimum is said, never passed."""
     from .cpusample import BRACKET_SAMPLES, BRACKET_STRICT, THIN_SAMPLES, in_call_flags
-    if any(f.get("code") == "foreign_cpu_time" and f.get("tier") == "strict" for f in best.get("clock_flags", [])):
+    if _strict_foreign(best.get("clock_flags", [])):
         return []
     kept_said = any(f.get("code") == "foreign_cpu_time" for f in best.get("clock_flags", []))
 

@@ -693,4 +693,3 @@ def test_a_deadline_change_in_another_config_file_keeps_every_key(tmp_path):
         path = tmp_path / f"{name}.toml"
         path.write_text(changed)
         assert submission_key(sub, config.load(path), "auto") != submission_key(sub, base, "auto"), name
-
