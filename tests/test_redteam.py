@@ -154,3 +154,17 @@ def test_a_process_naming_out_survives_but_the_tools_own_ancestors_do_not_count(
     finally:
         left.kill()
         left.wait()
+
+
+def test_an_attacks_real_cost_is_read_in_ms_as_the_tier_has_it():
+    """got_clock_shave's rows of 2026-11-28: the same 1.5 ms a call (1.2 shaved off the clock,
+    0.82-0.91 charged back) read 11.4x SDPA alone and 5.8x in a class run, SDPA's call at S = 64
+    taking 0.13 then 0.26 ms, so a slowdown bar failed an attack that held. Its call as timed plus
+    what was charged does not hang on SDPA's speed; uncharged, the shaved call falls below."""
+    want = redteam.parse_expect("Expect: status=ok; cost_min_ms=1.3")
+    assert want.cost_min_ms == 1.3 and want.slowdown_min is None
+    alone = {"S": 64, "student_ms": 0.5764, "judge_clock": {"charged_ms": 0.907}}
+    in_class = {"S": 64, "student_ms": 0.7209, "judge_clock": {"charged_ms": 0.8201}}
+    assert all(redteam._charged_cost(r) >= want.cost_min_ms for r in (alone, in_class))
+    assert redteam._charged_cost({"S": 64, "student_ms": 0.5764, "judge_clock": {}}) < want.cost_min_ms
+    assert redteam._charged_cost({"S": 64, "student_ms": "x"}) is None

@@ -3,7 +3,7 @@
     python tools/redteam.py [DEST] [--gpu]   # make redteam: build the class, grade it, print the table
 
 Each attack is a submission in tests/redteam/ (its docstring says the attack, the defence
-and the row it must get: `Expect: status=...; without=...; flags=...; message=...; slowdown_min=...`
+and the row it must get: `Expect: status=...; without=...; flags=...; message=...; slowdown_min=...; cost_min_ms=...`
 (`status=a|b`: either, where two defences can each decide first);
 `open=ISSUE` marks a known hole: the row it should get without flags (`without=`, `without_message=`,
 `slowdown_min=`) and does not yet, printed OPEN in every run; every other part still fails, and so
@@ -63,8 +63,20 @@ class Expect:
     message: str = ""
     without_message: str = ""
     slowdown_min: float | None = None
+    cost_min_ms: float | None = None
     note: str = ""
     open: str = ""                 # a known hole (the issue that tracks it): the row it should get, not yet got
+
+
+def _charged_cost(row: dict) -> float | None:
+    """A benchmark row's call of the kernel in ms as the tier has it: its median as timed plus
+    what the judge charged back (judge_clock.charged_ms), or None."""
+    ms = row.get("student_ms")
+    clock = row.get("judge_clock") if isinstance(row.get("judge_clock"), dict) else {}
+    charged = clock.get("charged_ms", 0.0)
+    if not isinstance(ms, (int, float)) or not isinstance(charged, (int, float)):
+        return None
+    return ms + charged
 
 
 def parse_expect(text: str) -> Expect:
@@ -77,6 +89,7 @@ def parse_expect(text: str) -> Expect:
                   flags=[f for f in fields.get("flags", "").split(",") if f],
                   message=fields.get("message", ""), without_message=fields.get("without_message", ""),
                   slowdown_min=float(fields["slowdown_min"]) if "slowdown_min" in fields else None,
+                  cost_min_ms=float(fields["cost_min_ms"]) if "cost_min_ms" in fields else None,
                   open=fields.get("open", ""))
 
 
@@ -313,6 +326,11 @@ def check(cls: Class, proc: subprocess.CompletedProcess, before: dict) -> list[t
                    if not (isinstance(b.get("slowdown"), (int, float)) and b["slowdown"] >= want.slowdown_min)]
             if low or not (doc or {}).get("bench"):
                 hole.append(f"slowdown below {want.slowdown_min:g} (its real cost hidden): {low or 'no benchmark'}")
+        if want.cost_min_ms is not None:       # ... in ms, SDPA's speed aside: its call as timed, plus what was charged
+            low = [(b.get("S"), cost) for b in (doc or {}).get("bench") or []
+                   if (cost := _charged_cost(b)) is None or cost < want.cost_min_ms]
+            if low or not (doc or {}).get("bench"):
+                hole.append(f"its call's cost below {want.cost_min_ms:g} ms (its real cost hidden): {low or 'no benchmark'}")
         if want.open and hole and not problems:   # the known hole alone: said in every run, not a regression
             results.append((rid, OPEN, f"OPEN ({want.open}): " + "; ".join(hole)))
             continue

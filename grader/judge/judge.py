@@ -1508,21 +1508,16 @@ _PICKER = secrets.SystemRandom()
 
 
 def _in_calls(sampler, library: str, calls: list) -> dict:
-    """The CPU samples of the kernel's own calls' brackets (every call a request of its own): all
-    of them (`in_calls`), and those of its faster half (`in_fast_calls`: the calls at or below
-    the median, which decide its tier), each {own, torch, other}."""
-    if not calls:
-        return {}
-    median = statistics.median(ms for ms, _ in calls)
-
-    def merged(chosen) -> dict:
-        out: dict = {}
-        for _, window in chosen:
-            for k, n in window.items():
-                out[k] = out.get(k, 0) + n
-        c = sampler.counts(library, out)
-        return {k: c[k] for k in ("own", "torch", "other")}
-    return {"in_calls": merged(calls), "in_fast_calls": merged([c for c in calls if c[0] <= median])}
+    """The sets of the kernel's own calls' bracket samples (every call a request of its own,
+    grader/judge/cpusample.py `bracket_sets`): all of them (`in_calls`), those of its faster
+    half (`in_fast_calls`: the calls at or below the median, which decide its tier), each
+    {own, torch, other}, and its calls counted once (`calls_in_torch`: {own, torch} calls)."""
+    from .cpusample import bracket_sets
+    per_call = []
+    for ms, window in calls:
+        c = sampler.counts(library, window)
+        per_call.append((ms, {k: c[k] for k in ("own", "torch", "other")}))
+    return bracket_sets(per_call)
 
 
 def _strict_foreign(flags: list) -> bool:
@@ -1554,41 +1549,15 @@ def _brackets_over_runs(S: int, runs: list, best: dict) -> list[dict]:
     and nothing at all was flagged before. Pooled samples still under the rule's minimum yet
     almost none the kernel's own (below BRACKET_STRICT) are review too, and so is a doubt every
     timing left standing: a kernel kept just under the minimum is said, never passed."""
-    from .cpusample import BRACKET_SAMPLES, BRACKET_STRICT, THIN_SAMPLES, in_call_flags
+    from .cpusample import in_call_flags, pooled_sets, thin_but_foreign
     if _strict_foreign(best.get("clock_flags", [])):
         return []
     kept_said = any(f.get("code") == "foreign_cpu_time" for f in best.get("clock_flags", []))
-
-    def pooled(thin_only: bool) -> dict:
-        """key -> {own, torch, runs}: the samples of the runs that had that set (thin ones only)."""
-        merged: dict = {}
-        for run in runs:
-            for key in ("in_calls", "in_fast_calls"):
-                c = (run.get("cpu_samples") or {}).get(key)
-                if not isinstance(c, dict) or not c:
-                    continue
-                n = c.get("own", 0) + c.get("torch", 0)
-                if thin_only and n >= BRACKET_SAMPLES:
-                    continue
-                m = merged.setdefault(key, {"own": 0, "torch": 0, "runs": 0})
-                m["own"] += c.get("own", 0)
-                m["torch"] += c.get("torch", 0)
-                m["runs"] += 1
-        return merged
-
     found = []
     for thin_only in ((False, True) if len(runs) >= 2 else ()):
-        merged = {k: m for k, m in pooled(thin_only).items() if m["runs"] >= 2}
-        runs_n = max((m["runs"] for m in merged.values()), default=0)
+        merged, runs_n = pooled_sets([run.get("cpu_samples") for run in runs], thin_only)
         what = f"the {runs_n} timings of this size" + (", each too thin to judge alone" if thin_only else "")
-        found += [{**f, "detail": f["detail"] + f" (over {what})"} for f in in_call_flags(S, merged)]
-        for key, m in merged.items():       # fewer than the rule's minimum, yet almost none its own
-            n = m["own"] + m["torch"]
-            if THIN_SAMPLES <= n < BRACKET_SAMPLES and m["own"] / n < BRACKET_STRICT:
-                found.append({"code": "foreign_cpu_time", "tier": "review", "detail": (
-                    f"S={S}: over {what}, its own code got {m['own'] / n:.0%} of the CPU samples in its code "
-                    f"and torch's while {'the faster half of ' if key == 'in_fast_calls' else ''}its calls ran "
-                    f"({m['own']} against {m['torch']}), too few samples to be strict (grader/judge/cpusample.py)")})
+        found += in_call_flags(S, merged, over=what) + thin_but_foreign(S, merged, what)
     strict = [f for f in found if f["tier"] == "strict"]
     if strict:
         return strict[:1]

@@ -10,8 +10,11 @@ nothing is charged back.
 Defence: every CPU call is a request of its own with the same bytes in and out as SDPA's, so
 the kernel's unaccounted time less SDPA's (`judge_clock.paired_ms`) shows the 1.2 ms, which is
 charged beyond a line of 0.15 ms + 3% of SDPA's call and flagged (grader/judge/judge.py
-`cap_baseline`, `clock_flags`); its real cost shows in its slowdown (above 7x at both sizes: 14.3 and 10.0 measured, 5.5 unchanged at S=64).
-Expect: status=ok; flags=*:forged_timings; slowdown_min=7
+`cap_baseline`, `clock_flags`); its real cost shows in its call as the tier has it (timed plus
+charged: 1.48 and 4.57 ms at S = 64 and 256 measured, ~0.6 ms at S = 64 unchanged). Its slowdown
+(14.3 and 10.0 once, 5.5 unchanged at S=64) is not the test: SDPA's call at S = 64 took 0.13 ms
+alone and 0.26 in a class run (2026-11-28), and the same charged 1.5 ms read 11.4x and 5.8x.
+Expect: status=ok; flags=*:forged_timings; cost_min_ms=1.3
 """
 
 _CPP_SRC = r"""

@@ -7,7 +7,9 @@ correct and the mix alone decides both figures.
 (Held-out set of 2026-11-28: ok, no flag, slowdown 1.38/1.23.)
 Defence: every CPU call is a request of its own, so the judge takes the samples of the kernel's
 own calls' brackets apart, and of the faster half of them, which decides the tier: there its own
-code got almost none (grader/judge/cpusample.py `in_call_flags`).
+code got almost none (grader/judge/cpusample.py `in_call_flags`). A loaded machine scrambles which
+calls are the faster half (CI, 2026-11-28: review, not strict), so the calls are also counted once
+each, by their own samples, which are CPU time: most of them ran torch's code (`calls_in_torch`).
 Expect: status=cheat_suspected; without=ok; flags=strict:foreign_cpu_time
 """
 
