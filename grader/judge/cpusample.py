@@ -332,12 +332,15 @@ BRACKET_SETS = (
 )
 
 
-def bracket_sets(calls: list) -> dict:
+def bracket_sets(calls: list, sdpa_calls: list = ()) -> dict:
     """The sets of BRACKET_SETS from the kernel's calls [(ms on the judge's clock, {own, torch,
     other} of its bracket)]: all of them, the faster half (at or below the median: the tier),
-    and each call counted once."""
+    and each call counted once; and beside SDPA's calls [{own, torch, other}] (`torch_work`):
+    the samples in torch's code of each and how many calls."""
     if not calls:
         return {}
+    work = {"torch_work": {"torch": sum(c.get("torch", 0) for _, c in calls), "calls": len(calls),
+                           "sdpa_torch": sum(c.get("torch", 0) for c in sdpa_calls), "sdpa_calls": len(sdpa_calls)}}
     median = statistics.median(ms for ms, _ in calls)
 
     def merged(chosen) -> dict:
@@ -345,7 +348,7 @@ def bracket_sets(calls: list) -> dict:
     counted = [c for _, c in calls if c.get("own", 0) + c.get("torch", 0) >= CALL_SAMPLES]
     in_torch = sum(1 for c in counted if c.get("own", 0) < BRACKET_STRICT * (c.get("own", 0) + c.get("torch", 0)))
     return {"in_calls": merged(calls), "in_fast_calls": merged([c for c in calls if c[0] <= median]),
-            "calls_in_torch": {"own": len(counted) - in_torch, "torch": in_torch}}
+            "calls_in_torch": {"own": len(counted) - in_torch, "torch": in_torch}, **(work if sdpa_calls else {})}
 
 
 def _sized(counts: dict, thin: bool) -> list:
@@ -368,9 +371,17 @@ def _share_text(spec: tuple, own: int, torch_n: int) -> str:
             f"{spec[1]} ran ({own} against {torch_n})")
 
 
-def in_call_flags(S: int, counts: dict, over: str = "") -> list[dict]:
+def _over(counts: dict, spec: tuple, pooled: str | None) -> str:
+    """Which timings a set was pooled over (`pooled`: None where it is one timing's)."""
+    if pooled is None:
+        return ""
+    return f" (over the {(counts.get(spec[0]) or {}).get('runs', 0)} timings of this size{pooled})"
+
+
+def in_call_flags(S: int, counts: dict, pooled: str | None = None) -> list[dict]:
     """The flag of the kernel's own calls (the sets of BRACKET_SETS in `counts`), or []: the
-    strictest finding, of the lowest share. `over` names the timings they were pooled over."""
+    strictest finding, of the lowest share. `pooled`: the sets are several timings' (pooled_sets),
+    said with this after their count."""
     worst = None
     for spec, own, torch_n in _sized(counts, thin=False):
         share = own / (own + torch_n)
@@ -381,10 +392,47 @@ def in_call_flags(S: int, counts: dict, over: str = "") -> list[dict]:
     if worst is None:
         return []
     (loose, _), spec, own, torch_n = worst
+    how = ("a call's samples are its CPU time, which a busy machine leaves where it was" if spec[2] == "calls"
+           else "timed on the judge's clock")
     return [{"code": "foreign_cpu_time", "tier": "review" if loose else "strict", "detail": (
-        f"S={S}: {_share_text(spec, own, torch_n)}{f' (over {over})' if over else ''}, each call a request of its "
-        "own, timed on the judge's clock: the work that costs ran in torch's code (sampled from outside its "
-        "process, grader/judge/cpusample.py)")}]
+        f"S={S}: {_share_text(spec, own, torch_n)}{_over(counts, spec, pooled)}, each call a request of its "
+        f"own, {how}: the work that costs ran in torch's code (sampled from outside its process, "
+        "grader/judge/cpusample.py)")}]
+
+
+# The torch code its calls ran, beside SDPA's (`torch_work`): the samples in torch's code a call
+# of the kernel's against a call of SDPA's, whose brackets hold the same harness work (the same
+# bytes in and out) and torch's flash kernel. A padded call (own code beside torch's flash kernel,
+# however much) or a mix of calls (flash on most) still runs torch's code as SDPA's calls do: what
+# the padding adds is its own code's samples, never fewer of torch's. An honest kernel's calls run
+# the harness's torch code alone. Judged where SDPA's calls ran at least TORCH_WORK_SDPA torch
+# samples each (its compute well above the harness's), TORCH_WORK_CALLS calls of each and
+# TORCH_WORK_SAMPLES of SDPA's in all (the handout's S = 1024 on 2 cores: 14 rounds). Measured
+# over the red-team class (2 cores, 2026-11-28, S = 256): with H = 2, SDPA's calls 3.2-5.5 samples
+# each, the kernels that compute their own ran 0.09-0.21 of SDPA's, those calling torch's bmm, BLAS,
+# flash or the dispatcher's SDPA 0.81-0.98, flash on 3 calls in 5 0.57; with H = 4 (SDPA 5.7-7.2),
+# 0.04-0.14 and 0.78-1.11, and 0.61. At S = 64 SDPA's calls ran 0.6-2.7 samples each, of which the
+# harness's torch code alone was 0.08-0.42 for the kernels computing their own: too near to judge.
+TORCH_WORK_SDPA, TORCH_WORK_CALLS, TORCH_WORK_SAMPLES, TORCH_WORK_REVIEW, TORCH_WORK_STRICT = 3.0, 10, 60, 0.3, 0.45
+
+
+def torch_work_flags(S: int, counts: dict) -> list[dict]:
+    """The flag of the torch code the kernel's calls ran beside SDPA's calls, or []."""
+    w = counts.get("torch_work")
+    if not isinstance(w, dict):
+        return []
+    n, nd = w.get("calls", 0), w.get("sdpa_calls", 0)
+    if n < TORCH_WORK_CALLS or nd < TORCH_WORK_CALLS:
+        return []
+    mine, sdpa = w.get("torch", 0) / n, w.get("sdpa_torch", 0) / nd
+    if sdpa < TORCH_WORK_SDPA or w.get("sdpa_torch", 0) < TORCH_WORK_SAMPLES or mine < TORCH_WORK_REVIEW * sdpa:
+        return []
+    return [{"code": "foreign_cpu_time", "tier": "strict" if mine >= TORCH_WORK_STRICT * sdpa else "review",
+             "detail": (
+        f"S={S}: its timed calls ran {mine:.1f} CPU samples of torch's code each, SDPA's {sdpa:.1f} "
+        f"({mine / sdpa:.0%}; {n} and {nd} calls, each a request of its own with the same harness work): "
+        "the work that costs ran in torch's code, whatever ran beside it (samples are CPU time, sampled from "
+        "outside its process, grader/judge/cpusample.py)")}]
 
 
 # Fewer than a set's minimum, but at least THIN_SAMPLES, most of them torch's: too few to flag,
@@ -397,16 +445,19 @@ THIN_SAMPLES = 10
 def thin_brackets(S: int, counts: dict) -> str | None:
     """Why the size must be timed again for its samples (a bench_quality reason), or None."""
     for spec, own, torch_n in _sized(counts, thin=True):
+        if own / (own + torch_n) < spec[4] and spec[2] == "calls":
+            return (f"S={S}: too few of its timed calls with {CALL_SAMPLES} CPU samples or more to judge where "
+                    f"they ran ({torch_n} of {own + torch_n} ran torch's code, fewer than {spec[3]} counted)")
         if own / (own + torch_n) < spec[4]:
-            return (f"S={S}: too few CPU {spec[2]} in {spec[1]} to judge where they ran ({own} of its own "
+            return (f"S={S}: too few CPU samples in {spec[1]} to judge where they ran ({own} of its own "
                     f"against {torch_n} of torch's, fewer than {spec[3]})")
     return None
 
 
-def pooled_sets(runs: list, thin_only: bool) -> tuple[dict, int]:
-    """The sets of several timings of one size (each run's `cpu_samples`) summed, those a
-    timing had at least its minimum of left out where `thin_only` (judged alone already), and
-    the most timings any set was pooled over; a set only one timing had is left out."""
+def pooled_sets(runs: list, thin_only: bool) -> dict:
+    """The sets of several timings of one size (each run's `cpu_samples`) summed, each with the
+    count of timings it was pooled over (`runs`); those a timing had at least its minimum of
+    left out where `thin_only` (judged alone already), and a set only one timing had."""
     merged: dict = {}
     for counts in runs:
         for spec in BRACKET_SETS:
@@ -420,18 +471,17 @@ def pooled_sets(runs: list, thin_only: bool) -> tuple[dict, int]:
             m["own"] += own
             m["torch"] += torch_n
             m["runs"] += 1
-    merged = {k: m for k, m in merged.items() if m["runs"] >= 2}
-    return merged, max((m["runs"] for m in merged.values()), default=0)
+    return {k: m for k, m in merged.items() if m["runs"] >= 2}
 
 
-def thin_but_foreign(S: int, counts: dict, over: str) -> list[dict]:
+def thin_but_foreign(S: int, counts: dict, pooled: str) -> list[dict]:
     """Review for a set under its minimum yet almost none the kernel's own (below its strict bar):
     too few to be strict, never passed."""
     for spec, own, torch_n in _sized(counts, thin=True):
         if own / (own + torch_n) < spec[5]:
             return [{"code": "foreign_cpu_time", "tier": "review", "detail": (
-                f"S={S}: over {over}, {_share_text(spec, own, torch_n)}, too few {spec[2]} to be strict "
-                "(grader/judge/cpusample.py)")}]
+                f"S={S}: {_share_text(spec, own, torch_n)}{_over(counts, spec, pooled)}, too few {spec[2]} to be "
+                "strict (grader/judge/cpusample.py)")}]
     return []
 
 
@@ -443,9 +493,9 @@ def judge_samples(S: int, counts: dict, student_total_ms: float, sdpa_total_ms: 
     - and its code got far less of the samples in its and torch's code than its calls' share of
       the rounds' time beside SDPA's (`sdpa_total_ms`): a machine made busy by others slows
       both alike and leaves this share alone, where it takes the first one down."""
-    brackets = in_call_flags(S, counts)
+    brackets = sorted(in_call_flags(S, counts) + torch_work_flags(S, counts), key=lambda f: f["tier"] != "strict")
     if brackets:
-        return brackets
+        return brackets[:1]
     expected = student_total_ms * 1000.0 / SAMPLE_US          # samples of one thread busy all along
     own, torch_n = counts.get("own", 0), counts.get("torch", 0)
     if expected < REVIEW_SAMPLES or not sdpa_total_ms or own + torch_n == 0:

@@ -1038,6 +1038,7 @@ class Judge:
         held, held_bytes = None, b""    # the inputs the other kernels get (the last the kernel got), and their bytes
         paired: list = []               # each round's kernel's unaccounted time less SDPA's (the same harness work)
         in_calls: list = []             # (reported ms, the CPU samples of its bracket) of each of the kernel's calls
+        sdpa_calls: list = []           # the CPU samples of each of SDPA's calls' brackets
         # SDPA timed here too, on a round's own (k, q, v) as the child's SDPA got them, with the child's
         # processes stopped, between the rounds: paired in time with them (SDPA measured once, after
         # the rounds, ran 0.5-1.9x the child's on an honest kernel's grades as the 2-core machine
@@ -1077,6 +1078,8 @@ class Judge:
                     excess[name] = wall_ms - times[name]
                     if name == "student" and window is not None:
                         in_calls.append((times[name], window))
+                    if name == "sdpa" and window is not None:
+                        sdpa_calls.append(window)
                     if name == "student":
                         out = data if reply.get("returned") is True else None
                     if name == "sdpa":
@@ -1106,7 +1109,7 @@ class Judge:
                 try:
                     sampler.stop()
                     counts = sampler.counts(str(self.library))
-                    counts.update(_in_calls(sampler, str(self.library), in_calls))
+                    counts.update(_in_calls(sampler, str(self.library), in_calls, sdpa_calls))
                 finally:
                     sampler.close()
         meter.wall()
@@ -1507,17 +1510,18 @@ class CleanSdpa:
 _PICKER = secrets.SystemRandom()
 
 
-def _in_calls(sampler, library: str, calls: list) -> dict:
+def _in_calls(sampler, library: str, calls: list, sdpa_calls: list = ()) -> dict:
     """The sets of the kernel's own calls' bracket samples (every call a request of its own,
     grader/judge/cpusample.py `bracket_sets`): all of them (`in_calls`), those of its faster
     half (`in_fast_calls`: the calls at or below the median, which decide its tier), each
-    {own, torch, other}, and its calls counted once (`calls_in_torch`: {own, torch} calls)."""
+    {own, torch, other}, its calls counted once (`calls_in_torch`: {own, torch} calls), and
+    torch's code in its calls beside SDPA's calls (`torch_work`)."""
     from .cpusample import bracket_sets
-    per_call = []
-    for ms, window in calls:
+
+    def attributed(window) -> dict:
         c = sampler.counts(library, window)
-        per_call.append((ms, {k: c[k] for k in ("own", "torch", "other")}))
-    return bracket_sets(per_call)
+        return {k: c[k] for k in ("own", "torch", "other")}
+    return bracket_sets([(ms, attributed(w)) for ms, w in calls], [attributed(w) for w in sdpa_calls])
 
 
 def _strict_foreign(flags: list) -> bool:
@@ -1555,9 +1559,9 @@ def _brackets_over_runs(S: int, runs: list, best: dict) -> list[dict]:
     kept_said = any(f.get("code") == "foreign_cpu_time" for f in best.get("clock_flags", []))
     found = []
     for thin_only in ((False, True) if len(runs) >= 2 else ()):
-        merged, runs_n = pooled_sets([run.get("cpu_samples") for run in runs], thin_only)
-        what = f"the {runs_n} timings of this size" + (", each too thin to judge alone" if thin_only else "")
-        found += in_call_flags(S, merged, over=what) + thin_but_foreign(S, merged, what)
+        merged = pooled_sets([run.get("cpu_samples") for run in runs], thin_only)
+        what = ", each too thin to judge alone" if thin_only else ""
+        found += in_call_flags(S, merged, pooled=what) + thin_but_foreign(S, merged, what)
     strict = [f for f in found if f["tier"] == "strict"]
     if strict:
         return strict[:1]

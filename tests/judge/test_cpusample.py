@@ -284,3 +284,57 @@ def test_calls_counted_once_need_enough_of_them_and_a_majority_for_strict():
     assert bracket_sets(calls(0, 40, n_short=100))["calls_in_torch"] == {"own": 40, "torch": 0}
     few = only(bracket_sets(calls(BRACKET_CALLS // 2, 5)))
     assert in_call_flags(64, few) == [] and "calls" in (thin_brackets(64, few) or "")
+
+
+def test_each_pooled_set_names_the_timings_it_was_pooled_over():
+    """Found by review (2026-11-28): the sets are thin at their own minimums (40 samples, 30
+    calls), so in the thin-only pooling one set can hold two timings and another three; a flag
+    named the most of any set."""
+    from grader.judge.cpusample import in_call_flags, pooled_sets
+    runs = [{"in_fast_calls": {"own": 0, "torch": 25}, "calls_in_torch": {"own": 1, "torch": 12}},
+            {"in_fast_calls": {"own": 0, "torch": 25}, "calls_in_torch": {"own": 1, "torch": 12}},
+            {"in_fast_calls": {"own": 30, "torch": 60}, "calls_in_torch": {"own": 2, "torch": 12}}]
+    merged = pooled_sets(runs, thin_only=True)
+    assert merged["in_fast_calls"]["runs"] == 2 and merged["calls_in_torch"]["runs"] == 3
+    details = [f["detail"] for f in in_call_flags(64, {"in_fast_calls": merged["in_fast_calls"]}, pooled="")]
+    assert details and "over the 2 timings of this size" in details[0]
+    (flag,) = in_call_flags(64, {"calls_in_torch": merged["calls_in_torch"]}, pooled=", each too thin")
+    assert "over the 3 timings of this size, each too thin" in flag["detail"] and "busy machine" in flag["detail"]
+
+
+def test_torch_code_in_its_calls_beside_sdpas_is_what_padding_cannot_hide():
+    """A kernel that runs torch's flash kernel on every call and pads each with its own code
+    (tests/redteam/flash_padded.py: both threads spinning 110% of the flash call's time) has no
+    call counted as torch's and over half of the samples its own: nothing flagged it (ok, on
+    5da4eaa). Padding adds samples of its own, never fewer of torch's: at S = 256 its calls ran
+    2.42 samples of torch's code each, SDPA's 3.07 (2026-11-28). Figures of the red-team class at
+    S = 256, each kernel's calls beside SDPA's: computing their own 0.09-0.21, torch's bmm 0.98,
+    flash on 3 calls in 5 0.57; at S = 64 SDPA's calls ran under TORCH_WORK_SDPA samples each,
+    and the harness's torch code alone was 0.18-0.42 of them: not judged."""
+    from grader.judge.cpusample import TORCH_WORK_SDPA, torch_work_flags
+
+    def work(mine, sdpa, calls=60):
+        return {"torch_work": {"torch": round(mine * calls), "calls": calls, "sdpa_torch": round(sdpa * calls),
+                               "sdpa_calls": calls}}
+    padded = work(2.42, 3.07)
+    padded.update({"in_calls": {"own": 359, "torch": 145}, "in_fast_calls": {"own": 91, "torch": 69},
+                   "calls_in_torch": {"own": 59, "torch": 0}})
+    ms = 200 * SAMPLE_US / 1000
+    (flag,) = judge_samples(256, padded, ms, ms)
+    assert flag["tier"] == "strict" and "SDPA's 3.1" in flag["detail"] and "79%" in flag["detail"]
+    assert [f["tier"] for f in torch_work_flags(256, work(2.38, 4.2))] == ["strict"]       # median_mix
+    assert [f["tier"] for f in torch_work_flags(256, work(4.45, 4.55))] == ["strict"]      # aten_cpu_bmm
+    for mine, sdpa in ((0.32, 3.48), (0.87, 5.15), (1.08, 5.17), (0.5, 3.4)):              # their own compute
+        assert torch_work_flags(256, work(mine, sdpa)) == []
+    assert [f["tier"] for f in torch_work_flags(256, work(1.2, 3.2))] == ["review"]        # over 30%
+    assert torch_work_flags(64, work(0.7, TORCH_WORK_SDPA - 0.5)) == []                    # the harness's share
+    assert torch_work_flags(64, work(2.0, 2.0)) == []
+    assert torch_work_flags(256, work(3.0, 3.1, calls=9)) == []                            # too few calls
+    assert torch_work_flags(256, work(3.0, 3.1, calls=15)) == []                           # too few samples
+    assert [f["tier"] for f in torch_work_flags(1024, work(150, 160, calls=14))] == ["strict"]
+    assert torch_work_flags(1024, work(1.5, 160, calls=14)) == []
+    assert torch_work_flags(256, {"torch_work": "x"}) == [] and torch_work_flags(256, {}) == []
+    from grader.judge.cpusample import bracket_sets
+    got = bracket_sets([(0.5, {"own": 4, "torch": 2, "other": 1})] * 30, [{"own": 0, "torch": 5, "other": 2}] * 20)
+    assert got["torch_work"] == {"torch": 60, "calls": 30, "sdpa_torch": 100, "sdpa_calls": 20}
+    assert "torch_work" not in bracket_sets([(0.5, {"own": 4, "torch": 2, "other": 1})] * 30)
