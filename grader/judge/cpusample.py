@@ -10,8 +10,10 @@ process: nothing the child does can hide a sample or change where it landed. Eac
 attributed to the file mapped at that address (`/proc/PID/maps`):
 
 - `own`: the submission's built library (the judge's audited copy the child loaded);
-- `torch`: torch's and its math libraries' code (libtorch*, libc10*, MKL, oneDNN, OpenBLAS)
-  and anonymous executable memory (oneDNN's JIT code);
+- `torch`: torch's and its math libraries' code (libtorch*, libc10*, MKL, oneDNN, OpenBLAS),
+  anonymous executable memory (oneDNN's JIT code), code no file on disk holds (a memfd, a
+  deleted file) and addresses in no mapping of a living process (a worker that exited):
+  compute the judge cannot name is never the kernel's own, nor the harness's;
 - everything else (the C library, libm, OpenMP's runtime, Python, the references' libraries)
   counts for neither.
 
@@ -49,6 +51,14 @@ STRICT_SHARE, STRICT_SAMPLES = 0.05, 50
 # compiled modules
 TORCH = re.compile(r"/lib(torch\w*|c10\w*)[.-][^/]*$|/[^/]*(openblas|blas|lapack|mkl|dnnl|gfortran)[^/]*$"
                    r"|/numpy(\.libs)?/.*\.so[^/]*$")
+
+# Code no file on disk holds, as torch's: a memfd, a file deleted since it was mapped. A copy of
+# torch's code there (libtorch_cpu's text copied into a memfd and mapped over itself, found by a
+# review on 2026-11-28) has a path the name rule cannot know; an honest kernel's process runs
+# none (none in any red-team or reference grade). So is an address in no mapping of its process
+# when the judge reads the maps, after the rounds: a worker process that computed and exited, or
+# code unmapped since; an honest kernel's samples all lie in mappings of its living process.
+_NO_FILE = re.compile(r"^/memfd:|\(deleted\)$")
 
 _NR_PERF_EVENT_OPEN = {"x86_64": 298, "aarch64": 241}
 _PERF_TYPE_SOFTWARE, _PERF_COUNT_SW_CPU_CLOCK, _PERF_COUNT_SW_TASK_CLOCK = 1, 0, 1
@@ -291,10 +301,10 @@ def _classify(maps: list, ip: int, library: str) -> tuple[str, str]:
         if lo <= ip < hi:
             if path == library:
                 return "own", path
-            if not path or TORCH.search(path):
+            if not path or TORCH.search(path) or _NO_FILE.search(path):
                 return "torch", path
             return "other", path
-    return "other", "[unmapped]"
+    return "torch", "[unmapped]"
 
 
 # Within the kernel's own calls' brackets (a request a call), the share of its own code among

@@ -338,3 +338,20 @@ def test_torch_code_in_its_calls_beside_sdpas_is_what_padding_cannot_hide():
     got = bracket_sets([(0.5, {"own": 4, "torch": 2, "other": 1})] * 30, [{"own": 0, "torch": 5, "other": 2}] * 20)
     assert got["torch_work"] == {"torch": 60, "calls": 30, "sdpa_torch": 100, "sdpa_calls": 20}
     assert "torch_work" not in bracket_sets([(0.5, {"own": 4, "torch": 2, "other": 1})] * 30)
+
+
+def test_code_the_judge_cannot_name_counts_as_torchs_never_as_the_harnesss():
+    """Found by review (2026-11-28): the maps are read after the rounds, so a worker process that
+    ran torch's flash kernel and exited left samples in no mapping ("other" then: no flag at all),
+    and libtorch's text copied into a memfd and mapped over itself has a path no name rule knows.
+    Neither is the kernel's own code or the harness's: both count as torch's."""
+    from grader.judge.cpusample import _classify
+    lib = "/work/kernel.so"
+    maps = sorted([(0x1000, 0x2000, lib), (0x3000, 0x4000, "/usr/lib/x86_64-linux-gnu/libc.so.6"),
+                   (0x5000, 0x6000, "/memfd:x (deleted)"), (0x7000, 0x8000, "/tmp/libx.so (deleted)"),
+                   (0x9000, 0xa000, ""), (0xb000, 0xc000, "/site-packages/torch/lib/libtorch_cpu.so")])
+    assert _classify(maps, 0x1800, lib)[0] == "own"
+    assert _classify(maps, 0x3800, lib)[0] == "other"
+    for ip in (0x5800, 0x7800, 0x9800, 0xb800, 0xd000):
+        assert _classify(maps, ip, lib)[0] == "torch", hex(ip)
+    assert _classify([], 0x1800, lib) == ("torch", "[unmapped]")        # its process gone: no maps
