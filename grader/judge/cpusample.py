@@ -33,6 +33,7 @@ import os
 import re
 import statistics
 import struct
+from typing import NamedTuple
 
 SAMPLE_US = 200                  # a sample every 0.2 ms of a thread's CPU time
 RING_PAGES = 64                  # data pages of each CPU's ring buffer (256 KiB: ~10 000 samples)
@@ -331,14 +332,23 @@ BRACKET_REVIEW, BRACKET_STRICT, BRACKET_SAMPLES = 0.5, 0.2, 40
 # fastest call of its own code: faster than that, all would be torch's, and more than half.
 CALL_SAMPLES, BRACKET_CALLS, CALLS_REVIEW, CALLS_STRICT = 3, 30, 2 / 3, 0.5
 
-# (key, what, unit, minimum, review below, strict below): the sets of the kernel's calls judged,
-# each {own, torch}: samples in its own code and torch's, or (calls_in_torch) calls that did not
-# and did run torch's code
+class BracketSet(NamedTuple):
+    """A set of the kernel's calls judged, {own, torch} in `cpu_samples[key]`: samples in its own
+    code and torch's, or (unit "calls") calls that did not and did run torch's code."""
+    key: str
+    what: str
+    unit: str
+    minimum: int
+    review: float          # its own share below this: review
+    strict: float          # ... below this: strict
+
+
 BRACKET_SETS = (
-    ("in_calls", "its timed calls", "samples", BRACKET_SAMPLES, BRACKET_REVIEW, BRACKET_STRICT),
-    ("in_fast_calls", "the faster half of its timed calls", "samples", BRACKET_SAMPLES, BRACKET_REVIEW,
-     BRACKET_STRICT),
-    ("calls_in_torch", "its timed calls, each counted once", "calls", BRACKET_CALLS, CALLS_REVIEW, CALLS_STRICT),
+    BracketSet("in_calls", "its timed calls", "samples", BRACKET_SAMPLES, BRACKET_REVIEW, BRACKET_STRICT),
+    BracketSet("in_fast_calls", "the faster half of its timed calls", "samples", BRACKET_SAMPLES, BRACKET_REVIEW,
+               BRACKET_STRICT),
+    BracketSet("calls_in_torch", "its timed calls, each counted once", "calls", BRACKET_CALLS, CALLS_REVIEW,
+               CALLS_STRICT),
 )
 
 
@@ -349,16 +359,18 @@ def bracket_sets(calls: list, sdpa_calls: list = ()) -> dict:
     the samples in torch's code of each and how many calls."""
     if not calls:
         return {}
-    work = {"torch_work": {"torch": sum(c.get("torch", 0) for _, c in calls), "calls": len(calls),
-                           "sdpa_torch": sum(c.get("torch", 0) for c in sdpa_calls), "sdpa_calls": len(sdpa_calls)}}
     median = statistics.median(ms for ms, _ in calls)
 
     def merged(chosen) -> dict:
         return {k: sum(c.get(k, 0) for _, c in chosen) for k in ("own", "torch", "other")}
     counted = [c for _, c in calls if c.get("own", 0) + c.get("torch", 0) >= CALL_SAMPLES]
     in_torch = sum(1 for c in counted if c.get("own", 0) < BRACKET_STRICT * (c.get("own", 0) + c.get("torch", 0)))
-    return {"in_calls": merged(calls), "in_fast_calls": merged([c for c in calls if c[0] <= median]),
-            "calls_in_torch": {"own": len(counted) - in_torch, "torch": in_torch}, **(work if sdpa_calls else {})}
+    sets = {"in_calls": merged(calls), "in_fast_calls": merged([c for c in calls if c[0] <= median]),
+            "calls_in_torch": {"own": len(counted) - in_torch, "torch": in_torch}}
+    if sdpa_calls:
+        sets["torch_work"] = {"torch": sets["in_calls"]["torch"], "calls": len(calls),
+                              "sdpa_torch": sum(c.get("torch", 0) for c in sdpa_calls), "sdpa_calls": len(sdpa_calls)}
+    return sets
 
 
 def _sized(counts: dict, thin: bool) -> list:
@@ -366,26 +378,26 @@ def _sized(counts: dict, thin: bool) -> list:
     least THIN_SAMPLES and fewer than their minimum."""
     out = []
     for spec in BRACKET_SETS:
-        c = counts.get(spec[0]) or {}
+        c = counts.get(spec.key) or {}
         own, torch_n = c.get("own", 0), c.get("torch", 0)
-        if (THIN_SAMPLES <= own + torch_n < spec[3]) if thin else own + torch_n >= spec[3]:
+        if (THIN_SAMPLES <= own + torch_n < spec.minimum) if thin else own + torch_n >= spec.minimum:
             out.append((spec, own, torch_n))
     return out
 
 
 def _share_text(spec: tuple, own: int, torch_n: int) -> str:
-    if spec[2] == "calls":
+    if spec.unit == "calls":
         return (f"{torch_n} of its {own + torch_n} timed calls with {CALL_SAMPLES} CPU samples or more in its code "
                 f"and torch's ran torch's code (its own under {BRACKET_STRICT:.0%} of each call's)")
     return (f"its own code got {own / (own + torch_n):.0%} of the CPU samples in its code and torch's while "
-            f"{spec[1]} ran ({own} against {torch_n})")
+            f"{spec.what} ran ({own} against {torch_n})")
 
 
 def _over(counts: dict, spec: tuple, pooled: str | None) -> str:
     """Which timings a set was pooled over (`pooled`: None where it is one timing's)."""
     if pooled is None:
         return ""
-    return f" (over the {(counts.get(spec[0]) or {}).get('runs', 0)} timings of this size{pooled})"
+    return f" (over the {(counts.get(spec.key) or {}).get('runs', 0)} timings of this size{pooled})"
 
 
 def in_call_flags(S: int, counts: dict, pooled: str | None = None) -> list[dict]:
@@ -395,14 +407,14 @@ def in_call_flags(S: int, counts: dict, pooled: str | None = None) -> list[dict]
     worst = None
     for spec, own, torch_n in _sized(counts, thin=False):
         share = own / (own + torch_n)
-        if share < spec[4]:
-            rank = (share >= spec[5], share)          # strict first, then the lowest share
+        if share < spec.review:
+            rank = (share >= spec.strict, share)          # strict first, then the lowest share
             if worst is None or rank < worst[0]:
                 worst = (rank, spec, own, torch_n)
     if worst is None:
         return []
     (loose, _), spec, own, torch_n = worst
-    how = ("a call's samples are its CPU time, which a busy machine leaves where it was" if spec[2] == "calls"
+    how = ("a call's samples are its CPU time, which a busy machine leaves where it was" if spec.unit == "calls"
            else "timed on the judge's clock")
     return [{"code": "foreign_cpu_time", "tier": "review" if loose else "strict", "detail": (
         f"S={S}: {_share_text(spec, own, torch_n)}{_over(counts, spec, pooled)}, each call a request of its "
@@ -455,12 +467,13 @@ THIN_SAMPLES = 10
 def thin_brackets(S: int, counts: dict) -> str | None:
     """Why the size must be timed again for its samples (a bench_quality reason), or None."""
     for spec, own, torch_n in _sized(counts, thin=True):
-        if own / (own + torch_n) < spec[4] and spec[2] == "calls":
+        if own / (own + torch_n) >= spec.review:
+            continue
+        if spec.unit == "calls":
             return (f"S={S}: too few of its timed calls with {CALL_SAMPLES} CPU samples or more to judge where "
-                    f"they ran ({torch_n} of {own + torch_n} ran torch's code, fewer than {spec[3]} counted)")
-        if own / (own + torch_n) < spec[4]:
-            return (f"S={S}: too few CPU samples in {spec[1]} to judge where they ran ({own} of its own "
-                    f"against {torch_n} of torch's, fewer than {spec[3]})")
+                    f"they ran ({torch_n} of {own + torch_n} ran torch's code, fewer than {spec.minimum} counted)")
+        return (f"S={S}: too few CPU samples in {spec.what} to judge where they ran ({own} of its own "
+                f"against {torch_n} of torch's, fewer than {spec.minimum})")
     return None
 
 
@@ -471,13 +484,13 @@ def pooled_sets(runs: list, thin_only: bool) -> dict:
     merged: dict = {}
     for counts in runs:
         for spec in BRACKET_SETS:
-            c = (counts or {}).get(spec[0])
+            c = (counts or {}).get(spec.key)
             if not isinstance(c, dict) or not c:
                 continue
             own, torch_n = c.get("own", 0), c.get("torch", 0)
-            if thin_only and own + torch_n >= spec[3]:
+            if thin_only and own + torch_n >= spec.minimum:
                 continue
-            m = merged.setdefault(spec[0], {"own": 0, "torch": 0, "runs": 0})
+            m = merged.setdefault(spec.key, {"own": 0, "torch": 0, "runs": 0})
             m["own"] += own
             m["torch"] += torch_n
             m["runs"] += 1
@@ -488,9 +501,9 @@ def thin_but_foreign(S: int, counts: dict, pooled: str) -> list[dict]:
     """Review for a set under its minimum yet almost none the kernel's own (below its strict bar):
     too few to be strict, never passed."""
     for spec, own, torch_n in _sized(counts, thin=True):
-        if own / (own + torch_n) < spec[5]:
+        if own / (own + torch_n) < spec.strict:
             return [{"code": "foreign_cpu_time", "tier": "review", "detail": (
-                f"S={S}: {_share_text(spec, own, torch_n)}{_over(counts, spec, pooled)}, too few {spec[2]} to be "
+                f"S={S}: {_share_text(spec, own, torch_n)}{_over(counts, spec, pooled)}, too few {spec.unit} to be "
                 "strict (grader/judge/cpusample.py)")}]
     return []
 
