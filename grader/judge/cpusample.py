@@ -14,8 +14,12 @@ attributed to the file mapped at that address (`/proc/PID/maps`):
   anonymous executable memory (oneDNN's JIT code), code no file on disk holds (a memfd, a
   deleted file) and addresses in no mapping of a living process (a worker that exited):
   compute the judge cannot name is never the kernel's own, nor the harness's;
-- everything else (the C library, libm, OpenMP's runtime, Python, the references' libraries)
-  counts for neither.
+- `foreign`: code at an address where the harness's code sat before the kernel's library was
+  loaded, now mapped from another file (torch's text copied to a file and mapped over itself),
+  code mapped since at an address of its own (the references' libraries, a copy of torch's),
+  and the kernel's library mapped anywhere but where it was loaded (`Layout`): torch's in the
+  kernel's calls and SDPA's, neither in the whole run's counts;
+- everything else (the C library, libm, OpenMP's runtime, Python) counts for neither.
 
 A kernel's timed calls took so many milliseconds (their sum, held to the judge's clock); an
 honest kernel's own code runs for a large share of that (its calling thread computes; OpenMP's
@@ -65,9 +69,11 @@ _NR_PERF_EVENT_OPEN = {"x86_64": 298, "aarch64": 241}
 _PERF_TYPE_SOFTWARE, _PERF_COUNT_SW_CPU_CLOCK, _PERF_COUNT_SW_TASK_CLOCK = 1, 0, 1
 _SAMPLE_IP, _SAMPLE_TID = 1, 2
 _FLAG_DISABLED, _FLAG_INHERIT, _FLAG_EXCLUDE_KERNEL, _FLAG_EXCLUDE_HV = 1 << 0, 1 << 1, 1 << 5, 1 << 6
+_FLAG_MMAP, _FLAG_MMAP2 = 1 << 8, 1 << 23          # a record of every executable mapping made (PERF_RECORD_MMAP2)
 _PERF_FLAG_PID_CGROUP, _PERF_FLAG_FD_CLOEXEC = 4, 8
 _IOC_ENABLE, _IOC_DISABLE, _IOC_SET_OUTPUT = 0x2400, 0x2401, 0x2405
-_RECORD_SAMPLE = 9
+_RECORD_SAMPLE, _RECORD_MMAP2 = 9, 10
+MAX_MAPPED = 64                  # executable mappings kept (a kernel that maps thousands: counted, not kept)
 
 
 class Unavailable(Exception):
@@ -76,13 +82,15 @@ class Unavailable(Exception):
 
 def _attr(per_cpu: bool = False) -> bytes:
     """struct perf_event_attr (128 bytes): a software clock, IP and TID sampled, user space only,
-    disabled until enabled. Per thread: the task clock, inherited by threads started later;
-    per CPU for a cgroup (`per_cpu`): the CPU clock, which runs while the group's tasks do."""
+    disabled until enabled, and a record of every executable mapping the sampled tasks make.
+    Per thread: the task clock, inherited by threads started later; per CPU for a cgroup
+    (`per_cpu`): the CPU clock, which runs while the group's tasks do."""
     buf = bytearray(128)
     struct.pack_into("<IIQQQQQ", buf, 0, _PERF_TYPE_SOFTWARE, 128,
                      _PERF_COUNT_SW_CPU_CLOCK if per_cpu else _PERF_COUNT_SW_TASK_CLOCK,
                      SAMPLE_US * 1000, _SAMPLE_IP | _SAMPLE_TID, 0,
-                     _FLAG_DISABLED | (0 if per_cpu else _FLAG_INHERIT) | _FLAG_EXCLUDE_KERNEL | _FLAG_EXCLUDE_HV)
+                     _FLAG_DISABLED | (0 if per_cpu else _FLAG_INHERIT) | _FLAG_EXCLUDE_KERNEL | _FLAG_EXCLUDE_HV
+                     | _FLAG_MMAP | _FLAG_MMAP2)
     return bytes(buf)
 
 
@@ -107,6 +115,9 @@ class Sampler:
         self.samples: dict[tuple[int, int], int] = {}     # (pid, ip) -> count
         self.window: dict[tuple[int, int], int] = {}      # the same, since the last `take`
         self._maps: dict[int, list] = {}                   # pid -> its executable mappings (read once)
+        self.layout: Layout | None = None                  # where the harness's code and the library sat
+        self.mapped: list = []                             # executable mappings made while enabled (pid, lo, hi, name, file)
+        self.mapped_count = 0
         self.lost = 0
         self.page = mmap.PAGESIZE
         self.scope = "threads"
@@ -198,6 +209,15 @@ class Sampler:
                     ip, pid = struct.unpack_from("<QI", rec, 8)
                     self.samples[(pid, ip)] = self.samples.get((pid, ip), 0) + 1
                     self.window[(pid, ip)] = self.window.get((pid, ip), 0) + 1
+                elif kind == _RECORD_MMAP2:  # pid, tid, addr, len, pgoff, maj, min, ino, gen, prot, flags, name
+                    rec = bytes(ring[at:at + length]) if at + length <= data + size else \
+                        bytes(ring[at:data + size]) + bytes(ring[data:data + length - (data + size - at)])
+                    if len(rec) >= 72:
+                        pid, _tid, addr, span, _off, major, minor, ino = struct.unpack_from("<IIQQQIIQ", rec, 8)
+                        name = rec[72:].split(b"\0", 1)[0].decode("utf-8", "replace")
+                        self.mapped_count += 1
+                        if len(self.mapped) < MAX_MAPPED:
+                            self.mapped.append((pid, addr, addr + span, name, (major, minor, ino)))
                 elif kind == 2:             # PERF_RECORD_LOST: id, lost
                     rec = bytes(ring[at:at + 24]) if at + 24 <= data + size else b""
                     if len(rec) == 24:
@@ -213,15 +233,17 @@ class Sampler:
         return got
 
     def counts(self, library: str, samples: dict | None = None) -> dict:
-        """{"own", "torch", "other", "lost", "where"}: the samples (all of them, or `samples`: some
-        `take`s merged) by where they landed, and the files that got the most of them."""
-        out = {"own": 0, "torch": 0, "other": 0, "lost": self.lost if samples is None else 0}
+        """{"own", "torch", "foreign", "other", "lost", "where"}: the samples (all of them, or
+        `samples`: some `take`s merged) by where they landed, and the files that got the most of
+        them. `self.layout` (a `Layout`, where the judge read one) decides foreign code; without
+        it, the library's file is the kernel's wherever it is mapped and nothing is foreign."""
+        out = {"own": 0, "torch": 0, "foreign": 0, "other": 0, "lost": self.lost if samples is None else 0}
         maps = self._maps
         files: dict[str, int] = {}
         for (pid, ip), n in (self.samples if samples is None else samples).items():
             if pid not in maps:
-                maps[pid] = _exec_maps(pid)
-            kind, path = _classify(maps[pid], ip, library)
+                maps[pid] = exec_maps(pid)
+            kind, path = _classify(maps[pid], ip, library, self.layout)
             out[kind] += n
             name = os.path.basename(path) if path else "[anonymous]"
             files[name] = files.get(name, 0) + n
@@ -277,8 +299,10 @@ def _tasks(pid: int) -> list[str]:
         return []
 
 
-def _exec_maps(pid: int) -> list[tuple[int, int, str]]:
-    """(start, end, path) of the executable mappings of `pid` ("" for anonymous memory)."""
+def exec_maps(pid: int | str) -> list[tuple[int, int, str, tuple]]:
+    """(start, end, path, file) of the executable mappings of `pid` ("self": the judge's own),
+    sorted: path "" for anonymous memory, file the mapped file's (device, inode) as the kernel
+    gives it ((0, 0) for none)."""
     out = []
     try:
         with open(f"/proc/{pid}/maps") as f:
@@ -287,25 +311,113 @@ def _exec_maps(pid: int) -> list[tuple[int, int, str]]:
                 if len(parts) < 5 or "x" not in parts[1]:
                     continue
                 lo, hi = (int(x, 16) for x in parts[0].split("-"))
-                out.append((lo, hi, parts[5].strip() if len(parts) > 5 else ""))
-    except OSError:
+                major, _, minor = parts[3].partition(":")
+                out.append((lo, hi, parts[5].strip() if len(parts) > 5 else "",
+                            (int(major, 16), int(minor or "0", 16), int(parts[4]))))
+    except (OSError, ValueError):
         pass
     return sorted(out)
 
 
-def _classify(maps: list, ip: int, library: str) -> tuple[str, str]:
-    """(own, torch or other; the file) of an address; `maps` sorted by start (`_exec_maps`)."""
+def _at(maps: list, ip: int):
+    """The mapping of `maps` (sorted by start) holding `ip`, or None."""
     import bisect
-    i = bisect.bisect_right(maps, (ip, float("inf"), "")) - 1
-    if i >= 0:
-        lo, hi, path = maps[i]
-        if lo <= ip < hi:
-            if path == library:
-                return "own", path
-            if not path or TORCH.search(path) or _NO_FILE.search(path):
-                return "torch", path
-            return "other", path
-    return "torch", "[unmapped]"
+    i = bisect.bisect_right(maps, (ip, float("inf"))) - 1
+    if i >= 0 and maps[i][0] <= ip < maps[i][1]:
+        return maps[i]
+    return None
+
+
+class Layout(NamedTuple):
+    """Where code sat before the kernel's code could run, read by the judge from the child's
+    `/proc/PID/maps` (a file's device and inode: its identity, whatever its name):
+    - `harness`: the executable mappings of the process that loads the library, read before it
+      loads it (torch, the binding module, Python, libc, OpenMP's runtime, the vDSO);
+    - `own`: the library's mappings just after it was loaded, and its file.
+    A sample's address in a `harness` mapping now of another file, in the library's file outside
+    `own`, or in a file mapped since (a copy of torch's code at an address of its own, the
+    references' libraries) is foreign code, whatever its name: the harness maps no new code
+    once it loaded the library."""
+    harness: list
+    own: tuple
+    own_file: tuple
+
+
+def read_layout(before: dict, after: dict, library: str) -> Layout | None:
+    """The `Layout` from the child's tree's executable mappings before the library was loaded
+    (`before`: pid -> `exec_maps`) and just after (`after`): the library found by its path or
+    its device and inode (a library its own constructor renamed). Where no process
+    maps it, no code is the kernel's own (the process of the most mappings is the harness's); None
+    where none could be read before (nothing to anchor on: the attribution by path)."""
+    try:
+        st = os.stat(library)
+        file = (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino)
+    except OSError:
+        file = None
+    for pid, maps in after.items():
+        harness = before.get(pid) or []
+        own = [(lo, hi, key) for lo, hi, path, key in maps if (path == library or key == file)
+               and not any(a < hi and lo < b for a, b, *_ in harness)]      # never over the harness's code
+        if own and harness:
+            return Layout(before[pid], tuple((lo, hi) for lo, hi, _ in own), own[0][2])
+    richest = max(before.values(), key=len, default=[])
+    return Layout(richest, (), (-1, -1, -1)) if richest else None
+
+
+def _classify(maps: list, ip: int, library: str, layout: Layout | None = None) -> tuple[str, str]:
+    """(own, torch, foreign or other; the file) of an address; `maps` sorted by start (`exec_maps`)."""
+    m = _at(maps, ip)
+    if m is None:
+        return "torch", "[unmapped]"
+    _lo, _hi, path, key = m
+    new = False
+    if layout is None:
+        if path == library:
+            return "own", path
+    else:
+        if key == layout.own_file and any(lo <= ip < hi for lo, hi in layout.own):
+            return "own", path
+        was = _at(layout.harness, ip)
+        if was is not None and was[3] != key:
+            return "foreign", f"{os.path.basename(path) or '[anonymous]'} over {os.path.basename(was[2]) or '[anonymous]'}"
+        new = was is None
+    if not path or TORCH.search(path) or _NO_FILE.search(path):
+        return "torch", path
+    return ("foreign" if new else "other"), path
+
+
+def mapped_code(sampler, layout: Layout | None) -> dict:
+    """{"count", "what"}: the executable mappings the child's tasks made while the rounds ran
+    (PERF_RECORD_MMAP2), each said as its file and, where it lands on the harness's code or the
+    library's, "over" it. The harness maps no new code once the library is loaded, so an honest
+    kernel's rounds make none."""
+    what = []
+    for _pid, lo, hi, name, _file in sampler.mapped[:8]:
+        over = ""
+        if layout is not None:
+            if any(a < hi and lo < b for a, b in layout.own):
+                over = "the kernel's library"
+            else:
+                hit = next((m for m in layout.harness if m[0] < hi and lo < m[1]), None)
+                over = os.path.basename(hit[2]) or "[anonymous]" if hit else ""
+        what.append(f"{os.path.basename(name) or name}" + (f" over {over}" if over else ""))
+    return {"count": sampler.mapped_count, "what": what}
+
+
+def mapped_flags(S: int, counts: dict) -> list[dict]:
+    """The flag of code the child mapped while its rounds ran (`mapped_code`), or []: strict where
+    it landed on the harness's code or the library's (code swapped under the samples' feet: a copy
+    of torch's mapped while computing and the original mapped back before the maps are read),
+    review elsewhere."""
+    m = counts.get("mapped") or {}
+    if not m.get("count"):
+        return []
+    strict = any(" over " in w for w in m.get("what", []))
+    return [{"code": "foreign_cpu_time", "tier": "strict" if strict else "review", "detail": (
+        f"S={S}: the kernel's process mapped executable code {m['count']} time(s) while its timed rounds ran "
+        f"({', '.join(m.get('what', [])[:4])}): the harness maps none once the kernel's library is loaded, and code "
+        "mapped in and out between the samples and the judge's reading of the maps hides where they ran "
+        "(recorded by the kernel, PERF_RECORD_MMAP2, grader/judge/cpusample.py)")}]
 
 
 # Within the kernel's own calls' brackets (a request a call), the share of its own code among
@@ -516,7 +628,8 @@ def judge_samples(S: int, counts: dict, student_total_ms: float, sdpa_total_ms: 
     - and its code got far less of the samples in its and torch's code than its calls' share of
       the rounds' time beside SDPA's (`sdpa_total_ms`): a machine made busy by others slows
       both alike and leaves this share alone, where it takes the first one down."""
-    brackets = sorted(in_call_flags(S, counts) + torch_work_flags(S, counts), key=lambda f: f["tier"] != "strict")
+    brackets = sorted(in_call_flags(S, counts) + torch_work_flags(S, counts) + mapped_flags(S, counts),
+                      key=lambda f: f["tier"] != "strict")
     if brackets:
         return brackets[:1]
     expected = student_total_ms * 1000.0 / SAMPLE_US          # samples of one thread busy all along

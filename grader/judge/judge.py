@@ -99,6 +99,7 @@ class Judge:
         self._bench_kernels: list = []    # what the child timed beside the student's kernel (sdpa, references)
         self._cpu_observation = ""        # CPU: why the child's CPU time was not sampled, if it was not
         self._cpu_sampled = ""            # CPU: how it was (cpusample.Sampler.scope)
+        self._layout = None               # CPU: where the harness's code and the library sat (cpusample.Layout)
         self.child_dir: Path | None = None
         self.library: Path | None = None
         self._starts_threads: bool | None = None     # the built library can start threads (linkaudit)
@@ -371,10 +372,23 @@ class Judge:
                                       timeout=self.cfg.timeout_compile)
         self.state["system"] = {**self._expect(reply).get("system", {}), **_judge_system(self.threads)}
         self.stage("load")
+        before = self._child_maps()
         reply = self._expect(self.child.request({"op": "load", "library": str(self.library),
                                                  "kind": self.source.kind}, timeout=self.cfg.timeout_check)[0])
+        if before is not None:          # where the harness's code sat and the library landed (cpusample.Layout)
+            from .cpusample import read_layout
+            self._layout = read_layout(before, self._child_maps() or {}, str(self.library))
         if "raised" in reply:            # a Triton file whose loading raised (its module-level code)
             raise ChildFailed("runtime_error", str(reply["raised"].get("message", ""))[:1500])
+
+    def _child_maps(self) -> dict | None:
+        """(CPU) The executable mappings of every process of the child's tree (cpusample.exec_maps),
+        or None where its samples are not attributed (the GPU)."""
+        if self.device != "cpu":
+            return None
+        from .cpusample import exec_maps
+        from ..isolation.sandbox import tree_members
+        return {pid: exec_maps(pid) for pid, _, _ in tree_members(self.child.proc.pid)}
 
     def _restart(self) -> None:
         """A fresh child after a crash, so the configs after it still run (and count)."""
@@ -739,6 +753,7 @@ class Judge:
             self._cpu_observation = f"not sampled: {exc}{why}"[:300]
             return None
         self._cpu_sampled = sampler.scope
+        sampler.layout = self._layout
         sampler.start()
         return sampler
 
@@ -1104,12 +1119,14 @@ class Judge:
         except ImplausibleTimings as e:
             raise ChildFailed("runtime_error", str(e)) from None
         finally:
+            from .cpusample import mapped_code
             counts = None
             if sampler is not None:
                 try:
                     sampler.stop()
                     counts = sampler.counts(str(self.library))
                     counts.update(_in_calls(sampler, str(self.library), in_calls, sdpa_calls))
+                    counts["mapped"] = mapped_code(sampler, self._layout)
                 finally:
                     sampler.close()
         meter.wall()
@@ -1519,8 +1536,8 @@ def _in_calls(sampler, library: str, calls: list, sdpa_calls: list = ()) -> dict
     from .cpusample import bracket_sets
 
     def attributed(window) -> dict:
-        c = sampler.counts(library, window)
-        return {k: c[k] for k in ("own", "torch", "other")}
+        c = sampler.counts(library, window)       # foreign code is torch's in a call (cpusample.Layout)
+        return {"own": c["own"], "torch": c["torch"] + c["foreign"], "other": c["other"]}
     return bracket_sets([(ms, attributed(w)) for ms, w in calls], [attributed(w) for w in sdpa_calls])
 
 
@@ -1552,10 +1569,17 @@ def _brackets_over_runs(S: int, runs: list, best: dict) -> list[dict]:
     the other core, median_mix's runs at S = 64 held 14/22 and 1/17 (own/torch), review pooled,
     and nothing at all was flagged before. Pooled samples still under the rule's minimum yet
     almost none the kernel's own (below BRACKET_STRICT) are review too, and so is a doubt every
-    timing left standing: a kernel kept just under the minimum is said, never passed."""
+    timing left standing: a kernel kept just under the minimum is said, never passed. A strict
+    finding of a timing not kept stands too: the kept timing's figures are another run's, but the
+    samples said what the kernel's calls ran (a kernel that calls torch only in a timing it makes
+    noisy, and computes its own when timed again, is flagged by its first)."""
     from .cpusample import in_call_flags, pooled_sets, thin_but_foreign
     if _strict_foreign(best.get("clock_flags", [])):
         return []
+    for run in runs:
+        for f in run.get("clock_flags", []) if run is not best else ():
+            if f.get("code") == "foreign_cpu_time" and f.get("tier") == "strict":
+                return [{**f, "detail": f"{f['detail']} (a timing of this size not kept: {len(runs)} timed)"}]
     kept_said = any(f.get("code") == "foreign_cpu_time" for f in best.get("clock_flags", []))
     found = []
     for thin_only in ((False, True) if len(runs) >= 2 else ()):

@@ -213,6 +213,20 @@ def test_pooled_samples_that_only_doubt_reach_a_person_where_nothing_else_did():
     assert _brackets_over_runs(64, [runs[0], said], said) == []
 
 
+def test_a_strict_finding_of_a_timing_not_kept_stands():
+    """A kernel that runs torch's code in a timing it makes noisy (re-timed, not kept) and its own
+    code once timed again: the kept run's figures are its own code's, but the first run's strict
+    flag still says what its calls ran."""
+    from grader.judge.judge import _brackets_over_runs
+    honest = {"cpu_samples": {"in_calls": {"own": 300, "torch": 20}}, "clock_flags": []}
+    cheat = {"cpu_samples": {"in_calls": {"own": 2, "torch": 300}},
+             "clock_flags": [{"code": "foreign_cpu_time", "tier": "strict", "detail": "S=256: ..."}]}
+    (flag,) = _brackets_over_runs(256, [cheat, honest], honest)
+    assert flag["tier"] == "strict" and "not kept: 2 timed" in flag["detail"]
+    review = {**cheat, "clock_flags": [{"code": "foreign_cpu_time", "tier": "review", "detail": "S=256: ..."}]}
+    assert all("not kept" not in f["detail"] for f in _brackets_over_runs(256, [review, honest], honest))
+
+
 def test_a_kernel_that_changes_its_ways_once_timed_again_keeps_none_of_its_first_figures():
     """Found by review (2026-11-28): a kernel can tell a size is timed again (a second bench_begin
     of the same shape). First timing: torch in its faster half, samples too few (the doubt) and
@@ -347,11 +361,216 @@ def test_code_the_judge_cannot_name_counts_as_torchs_never_as_the_harnesss():
     Neither is the kernel's own code or the harness's: both count as torch's."""
     from grader.judge.cpusample import _classify
     lib = "/work/kernel.so"
-    maps = sorted([(0x1000, 0x2000, lib), (0x3000, 0x4000, "/usr/lib/x86_64-linux-gnu/libc.so.6"),
-                   (0x5000, 0x6000, "/memfd:x (deleted)"), (0x7000, 0x8000, "/tmp/libx.so (deleted)"),
-                   (0x9000, 0xa000, ""), (0xb000, 0xc000, "/site-packages/torch/lib/libtorch_cpu.so")])
+    maps = sorted([(0x1000, 0x2000, lib, (8, 1, 10)), (0x3000, 0x4000, "/usr/lib/x86_64-linux-gnu/libc.so.6", (8, 1, 11)),
+                   (0x5000, 0x6000, "/memfd:x (deleted)", (0, 1, 12)), (0x7000, 0x8000, "/tmp/libx.so (deleted)", (0, 30, 13)),
+                   (0x9000, 0xa000, "", (0, 0, 0)), (0xb000, 0xc000, "/site-packages/torch/lib/libtorch_cpu.so", (8, 1, 14))])
     assert _classify(maps, 0x1800, lib)[0] == "own"
     assert _classify(maps, 0x3800, lib)[0] == "other"
     for ip in (0x5800, 0x7800, 0x9800, 0xb800, 0xd000):
         assert _classify(maps, ip, lib)[0] == "torch", hex(ip)
     assert _classify([], 0x1800, lib) == ("torch", "[unmapped]")        # its process gone: no maps
+
+
+def test_foreign_code_is_found_by_where_it_sits_and_its_inode_not_its_name():
+    """A layout read before the library loads (cpusample.Layout): the harness's code is where it
+    was and of the file it was (device, inode); the kernel's code is its library where it was
+    loaded. Anything else mapped since, or now at the harness's addresses, is foreign, whatever
+    its path says (a path torch's name rule knows stays torch's)."""
+    from grader.judge.cpusample import Layout, _classify
+    lib, libc, torch_lib = "/work/kernel.so", "/usr/lib/libc.so.6", "/venv/torch/lib/libtorch_cpu.so"
+    harness = [(0x10000, 0x20000, libc, (8, 1, 11)), (0x30000, 0x40000, torch_lib, (8, 1, 14)),
+               (0x50000, 0x51000, "[vdso]", (0, 0, 0))]
+    layout = Layout(harness, ((0x60000, 0x61000),), (8, 2, 99))
+    now = sorted(harness[:1] + harness[2:] + [
+        (0x30000, 0x40000, "/work/seg.bin", (8, 2, 50)),       # torch's text, copied to a file, mapped over itself
+        (0x60000, 0x61000, lib, (8, 2, 99)),                   # the library where it was loaded
+        (0x70000, 0x71000, lib, (8, 2, 99)),                   # ... and mapped again elsewhere
+        (0x80000, 0x81000, "/work/libhelper.so", (8, 2, 51)),   # a file the harness never loaded (a copy of torch's)
+        (0x90000, 0x91000, libc, (8, 1, 11)),                  # the harness's libc, mapped again elsewhere (a
+    ])                                                         # copy of torch's code there, swapped at the end)
+    assert _classify(now, 0x60800, lib, layout) == ("own", lib)
+    assert _classify(now, 0x30800, lib, layout) == ("foreign", "seg.bin over libtorch_cpu.so")
+    assert _classify(now, 0x70800, lib, layout) == ("foreign", lib)
+    assert _classify(now, 0x80800, lib, layout)[0] == "foreign"
+    assert _classify(now, 0x10800, lib, layout)[0] == "other"
+    assert _classify(now, 0x90800, lib, layout)[0] == "foreign"
+    assert _classify(now, 0x50800, lib, layout)[0] == "other"             # the vDSO: no file, the kernel's page
+    # libc over the library's own range is not its code (nor the harness's: mapped since); nor is the
+    # library over torch's
+    assert _classify(sorted(harness + [(0x60000, 0x61000, libc, (8, 1, 11))]), 0x60800, lib, layout)[0] == "foreign"
+    over = sorted(harness[:1] + harness[2:] + [(0x30000, 0x40000, lib, (8, 2, 99))])
+    assert _classify(over, 0x30800, lib, layout)[0] == "foreign"
+    # without a layout the path decides, as before: the copy over torch's text is "other"
+    assert _classify(now, 0x30800, lib)[0] == "other"
+
+
+_SWAP_CHILD = r"""
+import ctypes, os, sys
+def ask(): return sys.stdin.readline().strip()
+print("ready", flush=True)
+ask()
+lib = ctypes.CDLL(sys.argv[1])                           # the "kernel's library"
+print("loaded", flush=True)
+ask()
+best = None
+for line in open("/proc/self/maps"):
+    f = line.split()
+    lo, hi = (int(x, 16) for x in f[0].split("-"))
+    if "x" in f[1] and len(f) > 5 and "python" in f[5] and (best is None or hi - lo > best[1] - best[0]):
+        best = (lo, hi, f[5])
+lo, hi, _ = best                                          # the interpreter's code
+seg = os.path.join(os.path.dirname(sys.argv[1]), "seg.bin")
+with open(seg, "wb") as out:
+    out.write(ctypes.string_at(lo, hi - lo))
+fd = os.open(seg, os.O_RDONLY)
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+got = libc.mmap(lo, hi - lo, 1 | 4, 0x02 | 0x10, fd, 0)    # PROT_READ|EXEC, MAP_PRIVATE|FIXED, over itself
+print("swapped" if got == lo else f"failed {ctypes.get_errno()}", flush=True)
+x = 0
+while True:
+    x += 1
+"""
+
+
+def test_the_interpreters_code_mapped_over_itself_from_a_copy_is_foreign(tmp_path):
+    """A real process copies its interpreter's executable code to a file and maps it over itself
+    at the same addresses (the red team's text_swap_flash does this to libtorch), then spins in
+    it. By path the samples are "other" (a file no rule names); by the layout read before its
+    library loaded they are foreign: the interpreter's addresses now hold another inode."""
+    import shutil
+    from ctypes.util import find_library
+    from grader.judge.cpusample import exec_maps, read_layout
+    libm = next((p for p in ("/lib/x86_64-linux-gnu/libm.so.6", "/usr/lib/x86_64-linux-gnu/libm.so.6",
+                             "/lib64/libm.so.6", find_library("m") or "") if p and Path(p).is_file()), None)
+    if libm is None:
+        pytest.skip("no libm to load as the library")
+    library = tmp_path / "kernel.so"
+    shutil.copy(libm, library)
+    proc = subprocess.Popen([sys.executable, "-c", _SWAP_CHILD, str(library)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        before = {proc.pid: exec_maps(proc.pid)}
+        proc.stdin.write("load\n")
+        proc.stdin.flush()
+        assert proc.stdout.readline().strip() == "loaded"
+        layout = read_layout(before, {proc.pid: exec_maps(proc.pid)}, str(library))
+        assert layout is not None and layout.own
+        proc.stdin.write("swap\n")
+        proc.stdin.flush()
+        assert proc.stdout.readline().strip() == "swapped"
+        try:
+            sampler = Sampler([proc.pid])
+        except Unavailable as exc:
+            pytest.skip(f"perf events cannot be opened here: {exc}")
+        sampler.start()
+        time.sleep(0.5)
+        sampler.stop()
+        by_path = sampler.counts(str(library))
+        sampler.layout = layout
+        by_layout = sampler.counts(str(library))
+        sampler.close()
+    finally:
+        proc.kill()
+        proc.wait()
+    total = sum(by_layout[k] for k in ("own", "torch", "foreign", "other"))
+    assert total > 0.5 * 0.5e6 / SAMPLE_US, by_layout
+    assert by_path["foreign"] == 0 and by_path["other"] > 0.8 * total, by_path
+    assert by_layout["foreign"] > 0.8 * total, by_layout
+    assert any(name.startswith("seg.bin over ") for name in by_layout["where"]), by_layout["where"]
+
+
+def test_the_layout_finds_the_library_by_its_inode_and_never_over_the_harness(tmp_path):
+    """read_layout: the library by its path, or by its device and inode where its constructor
+    renamed it; a mapping of it over the harness's code is not its own; and where no process
+    maps it at all, nothing is its own (never the attribution by path, which a rename blinds)."""
+    import os
+    from grader.judge.cpusample import _classify, read_layout
+    lib = tmp_path / "kernel.so"
+    lib.write_bytes(b"\x7fELF")
+    st = os.stat(lib)
+    key = (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino)
+    torch_lib = (0x30000, 0x40000, "/venv/torch/lib/libtorch_cpu.so", (8, 1, 14))
+    before = {7: [torch_lib]}
+    renamed = {7: [torch_lib, (0x60000, 0x61000, str(tmp_path / "renamed.so"), key)]}
+    layout = read_layout(before, renamed, str(lib))
+    assert layout.own == ((0x60000, 0x61000),) and layout.own_file == key
+    over = {7: [(0x30000, 0x40000, str(lib), key), (0x60000, 0x61000, str(lib), key)]}
+    assert read_layout(before, over, str(lib)).own == ((0x60000, 0x61000),)
+    gone = read_layout(before, {7: [torch_lib]}, str(lib))
+    assert gone.own == () and _classify(sorted(renamed[7]), 0x60800, str(lib), gone)[0] == "foreign"
+    assert read_layout({}, renamed, str(lib)) is None                 # nothing read before: by path
+
+
+@pytest.mark.parametrize("scope", ["threads", "cgroup"])
+def test_code_mapped_while_the_rounds_run_is_recorded(tmp_path, scope):
+    """PERF_RECORD_MMAP2: an executable mapping made while the sampler runs is recorded, with its
+    file and addresses (a copy mapped over the interpreter's code and swapped back before the maps
+    are read would leave no trace in them), per thread and per CPU through the child's cgroup; a
+    process that maps nothing records nothing."""
+    import shutil
+    from grader.isolation.cpugroup import CpuGroup
+    libm = next((p for p in ("/lib/x86_64-linux-gnu/libm.so.6", "/usr/lib/x86_64-linux-gnu/libm.so.6",
+                             "/lib64/libm.so.6") if Path(p).is_file()), None)
+    if libm is None:
+        pytest.skip("no libm to load as the library")
+    library = tmp_path / "kernel.so"
+    shutil.copy(libm, library)
+    group = None
+    if scope == "cgroup":
+        group, why = CpuGroup.make()
+        if group is None or group.kind != "cgroup v2":
+            if group is not None:
+                group.remove()
+            pytest.skip(f"no cgroup v2 group can be made here: {why or group.kind}")
+    proc = subprocess.Popen([sys.executable, "-c", _SWAP_CHILD, str(library)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True, preexec_fn=group.enter if group else None)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        proc.stdin.write("load\n")
+        proc.stdin.flush()
+        assert proc.stdout.readline().strip() == "loaded"
+        try:
+            sampler = Sampler([], group=str(group.path)) if group else Sampler([proc.pid])
+        except Unavailable as exc:
+            pytest.skip(f"perf events cannot be opened here: {exc}")
+        sampler.start()
+        time.sleep(0.2)
+        sampler.drain()
+        quiet = list(sampler.mapped)
+        proc.stdin.write("swap\n")
+        proc.stdin.flush()
+        assert proc.stdout.readline().strip() == "swapped"
+        time.sleep(0.2)
+        sampler.stop()
+        sampler.close()
+    finally:
+        proc.kill()
+        proc.wait()
+        if group is not None:
+            group.remove()
+    assert quiet == []
+    (pid, lo, hi, name, file) = next(m for m in sampler.mapped if m[3].endswith("seg.bin"))
+    assert pid == proc.pid and hi > lo and file[2] > 0, sampler.mapped
+
+
+def test_code_mapped_over_the_harnesss_is_strict_and_elsewhere_review():
+    """mapped_code / mapped_flags on a sampler's records: a mapping that lands on the harness's
+    code or the library's is strict (a swap under the samples' feet), one elsewhere review, none
+    nothing at all."""
+    from types import SimpleNamespace
+    from grader.judge.cpusample import Layout, mapped_code, mapped_flags
+    layout = Layout([(0x30000, 0x40000, "/venv/torch/lib/libtorch_cpu.so", (8, 1, 14))], ((0x60000, 0x61000),),
+                    (8, 2, 99))
+    over = SimpleNamespace(mapped=[(5, 0x31000, 0x32000, "/work/seg.bin", (8, 2, 50))], mapped_count=1)
+    got = mapped_code(over, layout)
+    assert got == {"count": 1, "what": ["seg.bin over libtorch_cpu.so"]}
+    (flag,) = mapped_flags(256, {"mapped": got})
+    assert flag["tier"] == "strict" and "seg.bin over libtorch_cpu.so" in flag["detail"]
+    aside = SimpleNamespace(mapped=[(5, 0x90000, 0x91000, "/work/helper.so", (8, 2, 51))], mapped_count=1)
+    (flag,) = mapped_flags(256, {"mapped": mapped_code(aside, layout)})
+    assert flag["tier"] == "review"
+    assert mapped_flags(256, {"mapped": mapped_code(SimpleNamespace(mapped=[], mapped_count=0), layout)}) == []
+    assert mapped_flags(256, {}) == []
