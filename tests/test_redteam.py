@@ -100,6 +100,13 @@ def test_the_hidden_shape_is_found_as_a_figure_not_inside_another():
     assert redteam.HIDDEN_S == 173
     assert all(found(t) for t in ("S=173", '"S": 173,', "B=1 H=2 S=173 D=64", "S = 173)"))
     assert not any(found(t) for t in ("spread 173%", "spread 173 %", "0.173", "1730", "173.8"))
+    # the judge's public counts in a flag's words are not the shape (held-out median_mix's flag,
+    # "(0 against 173)" samples, failed the class on 2026-11-28); a shape beside them still is
+    import json
+    flag = lambda detail: redteam._without_public_counters(json.dumps({"flags": [{"detail": detail}]}))  # noqa: E731
+    assert not any(found(flag(t)) for t in ("ran (0 against 173), each call", "173 of its 200 timed calls with",
+                                            "(99%; 173 and 173 calls, each"))
+    assert found(flag("S=173: its own code got 0% (0 against 12)"))
 
 
 def test_the_verdict_beneath_the_flags_is_the_verdict_itself_where_no_strict_flag_replaced_it(tmp_path):

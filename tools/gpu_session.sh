@@ -409,6 +409,15 @@ phases=${*:-setup system grade tests}
 #   TESTS="tests/course/test_batch.py" tools/gpu_session.sh setup tests
 #   ONLY='^(?!gpu_)[a-m]' tools/gpu_session.sh setup redteam; then '^(?!gpu_)[n-z]'
 #   GPUS="0 0,1" N=10 on a two-GPU kind: throughput
+# (2026-11-28, tenth session, nvidia-h200-x2, 1800 s; a6383e9): throughput N=10 GPUS="0 0,1" 531 (one GPU:
+# 194.1 s, 3.09 a minute, steady 16.39 s a submission; two GPUs: 233.8 s, 2.57 a minute, steady 16.13 s:
+# 0.83x end to end, 1.02x steady; the bench stage's mean 27.78 s on two lanes against 10.36 s on one:
+# the lanes slow each other on the host, both judges being threads of the batch's one Python process),
+# batchtime 396 (BT_RUNS=1, 4 fused kernels: new 82.2 s, old 102.0 s, new/old 0.806), redteam
+# ONLY='^(?!gpu_)[a-g]' 336 (42 held, 0 failed), '^(?!gpu_)[h-z]' cut at 455 s by the budget (49
+# entries: a call of its own, LIMIT_redteam=580). What is left:
+#   ONLY='^(?!gpu_)[h-m]' LIMIT_redteam=580 tools/gpu_session.sh setup redteam; then '^(?!gpu_)[n-z]'
+#   the two lanes' bench on one host (py-spy of the batch process during GPUS="0,1", N=4: the GIL?)
 [ "$phases" = all ] && phases="setup system grade tests redteam corpus bench fidelity compile noisy throughput profile demo triton tprofile"
 for p in $phases; do
     start=$(date +%s)

@@ -151,6 +151,7 @@ def build(root: Path, port: int = 9, gpu: bool = False, only: str = "", extra: t
     (victim / "attention.py").write_text(victim_src)
     fill = {"@@CORRECT@@": _correct_source(), "@@ELF_LOOKUP@@": (ATTACKS / "_elf_lookup.inc").read_text(),
             "@@GNU_LOOKUP@@": (ATTACKS / "_gnu_lookup.inc").read_text(),
+            "@@FLASH_FN@@": (ATTACKS / "_flash_fn.inc").read_text(),
             "@@SOCKET_PROBE@@": (ATTACKS / "_socket_probe.inc").read_text(),
             "@@CANARY_FILE@@": str(canary), "@@HIDDEN_FILE@@": str(hidden),
             "@@OTHER_STUDENT@@": str(victim / "attention.py"), "@@OUT@@": str(out), "@@OLD_OUT@@": str(old_out),
@@ -469,9 +470,15 @@ PUBLIC_COUNTERS = {"reps", "samples", "rounds", "runs", "checked_calls", "max_pr
                    "checked_calls_by_S", "calls", "cpu_samples_by_S"}
 
 
+# ... and the same counts said in a flag's words: the CPU samples of the kernel's calls ("(0 against
+# 173)": held-out median_mix's flag on 2026-11-28, read as the hidden S), its calls counted
+PUBLIC_COUNT_WORDS = re.compile(r"\(\d+ against \d+\)|\d+ of its \d+ timed calls|\d+ and \d+ calls|"
+                                r"over the \d+ timings|mapped executable code \d+ time|\d+ of them over")
+
+
 def _without_public_counters(text: str) -> str:
-    """A JSON document's text with the numbers under PUBLIC_COUNTERS left out (other text
-    as it is); the text itself when it is not JSON."""
+    """A JSON document's text with the numbers under PUBLIC_COUNTERS, and those PUBLIC_COUNT_WORDS
+    say in its strings, left out (other text as it is); the text itself when it is not JSON."""
     try:
         doc = json.loads(text)
     except ValueError:
@@ -484,7 +491,7 @@ def _without_public_counters(text: str) -> str:
             return {k: strip(v, k) for k, v in x.items()}
         if isinstance(x, list):
             return [strip(v, key) for v in x]
-        return x
+        return PUBLIC_COUNT_WORDS.sub("#", x) if isinstance(x, str) else x
     return json.dumps(strip(doc), indent=1)
 
 

@@ -116,8 +116,9 @@ class Sampler:
         self.window: dict[tuple[int, int], int] = {}      # the same, since the last `take`
         self._maps: dict[int, list] = {}                   # pid -> its executable mappings (read once)
         self.layout: Layout | None = None                  # where the harness's code and the library sat
-        self.mapped: list = []                             # executable mappings made while enabled (pid, lo, hi, name, file)
-        self.mapped_count = 0
+        self.mapped: list = []                             # executable mappings made while enabled: (file, what it is over)
+        self.mapped_count = self.mapped_over = 0
+        self.modified: list = []                           # code written in memory before the rounds (`modified_code`)
         self.lost = 0
         self.page = mmap.PAGESIZE
         self.scope = "threads"
@@ -214,14 +215,21 @@ class Sampler:
                         bytes(ring[at:data + size]) + bytes(ring[data:data + length - (data + size - at)])
                     if len(rec) >= 72:
                         pid, _tid, addr, span, _off, major, minor, ino = struct.unpack_from("<IIQQQIIQ", rec, 8)
-                        name = rec[72:].split(b"\0", 1)[0].decode("utf-8", "replace")
+                        name = os.path.basename(rec[72:].split(b"\0", 1)[0].decode("utf-8", "replace"))[:120]
+                        over = _landed_on(self.layout, pid, addr, addr + span, (major, minor, ino))
                         self.mapped_count += 1
-                        if len(self.mapped) < MAX_MAPPED:
-                            self.mapped.append((pid, addr, addr + span, name, (major, minor, ino)))
+                        self.mapped_over += bool(over)
+                        if over:                # those that landed on code first
+                            self.mapped.insert(0, (name, over))
+                            del self.mapped[MAX_MAPPED:]
+                        elif len(self.mapped) < MAX_MAPPED:
+                            self.mapped.append((name, over))
                 elif kind == 2:             # PERF_RECORD_LOST: id, lost
                     rec = bytes(ring[at:at + 24]) if at + 24 <= data + size else b""
                     if len(rec) == 24:
-                        self.lost += struct.unpack_from("<Q", rec, 16)[0]
+                        n = struct.unpack_from("<Q", rec, 16)[0]
+                        self.lost += n
+                        self.window[(-1, -1)] = self.window.get((-1, -1), 0) + n
                 tail += length
             struct.pack_into("<Q", ring, 1032, tail)
 
@@ -234,16 +242,19 @@ class Sampler:
 
     def counts(self, library: str, samples: dict | None = None) -> dict:
         """{"own", "torch", "foreign", "other", "lost", "where"}: the samples (all of them, or
-        `samples`: some `take`s merged) by where they landed, and the files that got the most of
-        them. `self.layout` (a `Layout`, where the judge read one) decides foreign code; without
+        `samples`: some `take`s merged, with the records the rings lost meanwhile) by where they
+        landed, and the files that got the most of them. `self.layout` (a `Layout`, where the judge read one) decides foreign code; without
         it, the library's file is the kernel's wherever it is mapped and nothing is foreign."""
         out = {"own": 0, "torch": 0, "foreign": 0, "other": 0, "lost": self.lost if samples is None else 0}
         maps = self._maps
         files: dict[str, int] = {}
         for (pid, ip), n in (self.samples if samples is None else samples).items():
+            if pid == -1:                           # records the ring lost in this window (`drain`)
+                out["lost"] += n if samples is not None else 0
+                continue
             if pid not in maps:
-                maps[pid] = exec_maps(pid)
-            kind, path = _classify(maps[pid], ip, library, self.layout)
+                maps[pid] = exec_maps(pid) if len(maps) < MAX_PROCESSES else []
+            kind, path = _classify(maps[pid], ip, library, self.layout, pid)
             out[kind] += n
             name = os.path.basename(path) if path else "[anonymous]"
             files[name] = files.get(name, 0) + n
@@ -299,10 +310,14 @@ def _tasks(pid: int) -> list[str]:
         return []
 
 
-def exec_maps(pid: int | str) -> list[tuple[int, int, str, tuple]]:
-    """(start, end, path, file) of the executable mappings of `pid` ("self": the judge's own),
-    sorted: path "" for anonymous memory, file the mapped file's (device, inode) as the kernel
-    gives it ((0, 0) for none)."""
+MAX_MAPPINGS = 20000             # executable mappings read of one process (more: the rest unread, as unmapped)
+MAX_PROCESSES = 64               # processes of the child's tree whose mappings are read
+
+
+def exec_maps(pid: int | str) -> list[tuple[int, int, str, tuple, int]]:
+    """(start, end, path, file, offset) of the executable mappings of `pid` ("self": the judge's
+    own), sorted, at most MAX_MAPPINGS: path "" for anonymous memory, file the mapped file's
+    (device, inode) as the kernel gives it ((0, 0, 0) for none), offset its page offset in it."""
     out = []
     try:
         with open(f"/proc/{pid}/maps") as f:
@@ -312,11 +327,38 @@ def exec_maps(pid: int | str) -> list[tuple[int, int, str, tuple]]:
                     continue
                 lo, hi = (int(x, 16) for x in parts[0].split("-"))
                 major, _, minor = parts[3].partition(":")
-                out.append((lo, hi, parts[5].strip() if len(parts) > 5 else "",
-                            (int(major, 16), int(minor or "0", 16), int(parts[4]))))
+                out.append((lo, hi, parts[5].strip()[:4096] if len(parts) > 5 else "",
+                            (int(major, 16), int(minor or "0", 16), int(parts[4])), int(parts[2], 16)))
+                if len(out) >= MAX_MAPPINGS:
+                    break
     except (OSError, ValueError):
         pass
     return sorted(out)
+
+
+def exec_segments(path: str) -> frozenset | None:
+    """The page offsets in the file of an ELF library's executable PT_LOAD segments (where the
+    loader maps its code from), read by the judge from its own copy before the child loads it;
+    None where it is no 64-bit little-endian ELF file."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(64)
+            if len(head) < 64 or head[:4] != b"\x7fELF" or head[4] != 2 or head[5] != 1:
+                return None
+            phoff, = struct.unpack_from("<Q", head, 32)
+            phentsize, phnum = struct.unpack_from("<HH", head, 54)
+            if phentsize < 56 or not 0 < phnum <= 64:
+                return None
+            f.seek(phoff)
+            table = f.read(phentsize * phnum)
+    except OSError:
+        return None
+    out = set()
+    for i in range(len(table) // phentsize):
+        ptype, flags, offset = struct.unpack_from("<IIQ", table, i * phentsize)
+        if ptype == 1 and flags & 1:              # PT_LOAD, PF_X
+            out.add(offset & ~0xFFF)
+    return frozenset(out)
 
 
 def _at(maps: list, ip: int):
@@ -331,53 +373,65 @@ def _at(maps: list, ip: int):
 class Layout(NamedTuple):
     """Where code sat before the kernel's code could run, read by the judge from the child's
     `/proc/PID/maps` (a file's device and inode: its identity, whatever its name):
-    - `harness`: the executable mappings of the process that loads the library, read before it
-      loads it (torch, the binding module, Python, libc, OpenMP's runtime, the vDSO);
-    - `own`: the library's mappings just after it was loaded, and its file.
+    - `harness`: pid -> the executable mappings of each process of the child's tree, read before
+      the library was loaded (torch, the binding module, Python, libc, OpenMP's runtime, the vDSO);
+    - `loader`: the process that loaded the library; `own`: the library's code there just after
+      it was loaded (one mapping for each executable segment of its file, at the segment's offset;
+      a second mapping of its file, made by its constructor, leaves nothing its own), its file.
     A sample's address in a `harness` mapping now of another file, in the library's file outside
-    `own`, or in a file mapped since (a copy of torch's code at an address of its own, the
-    references' libraries) is foreign code, whatever its name: the harness maps no new code
-    once it loaded the library."""
-    harness: list
+    `own`, in a file mapped since (a copy of torch's code at an address of its own, the
+    references' libraries), or in a process started since is foreign code, whatever its name:
+    the harness maps no new code once it loaded the library, and starts no process."""
+    harness: dict
+    loader: int
     own: tuple
     own_file: tuple
 
 
-def read_layout(before: dict, after: dict, library: str) -> Layout | None:
+def read_layout(before: dict, after: dict, library: str, segments: frozenset | None = None) -> Layout | None:
     """The `Layout` from the child's tree's executable mappings before the library was loaded
     (`before`: pid -> `exec_maps`) and just after (`after`): the library found by its path or
-    its device and inode (a library its own constructor renamed). Where no process
-    maps it, no code is the kernel's own (the process of the most mappings is the harness's); None
-    where none could be read before (nothing to anchor on: the attribution by path)."""
+    its device and inode (a library its own constructor renamed), each of its mappings at the
+    page offset of one of its executable segments (`segments`, `exec_segments`), one each, never
+    over the harness's code; else nothing is its own. None where nothing could be read before
+    (nothing to anchor on: the attribution by path)."""
+    before = {pid: maps for pid, maps in before.items() if maps}
+    if not before:
+        return None
     try:
         st = os.stat(library)
         file = (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino)
     except OSError:
         file = None
     for pid, maps in after.items():
-        harness = before.get(pid) or []
-        own = [(lo, hi, key) for lo, hi, path, key in maps if (path == library or key == file)
-               and not any(a < hi and lo < b for a, b, *_ in harness)]      # never over the harness's code
-        if own and harness:
-            return Layout(before[pid], tuple((lo, hi) for lo, hi, _ in own), own[0][2])
-    richest = max(before.values(), key=len, default=[])
-    return Layout(richest, (), (-1, -1, -1)) if richest else None
+        harness = before.get(pid)
+        mine = [m for m in maps if m[2] == library or m[3] == file]
+        if not mine or harness is None:
+            continue
+        offsets = [m[4] if len(m) > 4 else None for m in mine]
+        clean = (not any(a < m[1] and m[0] < b for m in mine for a, b, *_ in harness)
+                 and len(set(offsets)) == len(offsets)
+                 and (segments is None or all(o in segments for o in offsets)))
+        return Layout(before, pid, tuple((m[0], m[1]) for m in mine) if clean else (), mine[0][3])
+    return Layout(before, -1, (), (-1, -1, -1))
 
 
-def _classify(maps: list, ip: int, library: str, layout: Layout | None = None) -> tuple[str, str]:
-    """(own, torch, foreign or other; the file) of an address; `maps` sorted by start (`exec_maps`)."""
+def _classify(maps: list, ip: int, library: str, layout: Layout | None = None, pid: int = -1) -> tuple[str, str]:
+    """(own, torch, foreign or other; the file) of an address of process `pid`; `maps` its
+    executable mappings sorted by start (`exec_maps`)."""
     m = _at(maps, ip)
     if m is None:
         return "torch", "[unmapped]"
-    _lo, _hi, path, key = m
+    path, key = m[2], m[3]
     new = False
     if layout is None:
         if path == library:
             return "own", path
     else:
-        if key == layout.own_file and any(lo <= ip < hi for lo, hi in layout.own):
+        harness = layout.harness.get(pid)
+        if pid == layout.loader and key == layout.own_file and any(lo <= ip < hi for lo, hi in layout.own):
             return "own", path
-        was = _at(layout.harness, ip)
+        was = _at(harness, ip) if harness is not None else None
         if was is not None and was[3] != key:
             return "foreign", f"{os.path.basename(path) or '[anonymous]'} over {os.path.basename(was[2]) or '[anonymous]'}"
         new = was is None
@@ -386,38 +440,87 @@ def _classify(maps: list, ip: int, library: str, layout: Layout | None = None) -
     return ("foreign" if new else "other"), path
 
 
-def mapped_code(sampler, layout: Layout | None) -> dict:
-    """{"count", "what"}: the executable mappings the child's tasks made while the rounds ran
-    (PERF_RECORD_MMAP2), each said as its file and, where it lands on the harness's code or the
-    library's, "over" it. The harness maps no new code once the library is loaded, so an honest
+def _landed_on(layout: Layout | None, pid: int, lo: int, hi: int, file: tuple) -> str:
+    """What an executable mapping made while the rounds ran lands on: the library's code, or a
+    file of the harness's code that is not its own file ("" for neither: anonymous memory over
+    anonymous memory, a new address)."""
+    if layout is None:
+        return ""
+    if pid == layout.loader and any(a < hi and lo < b for a, b in layout.own):
+        return "the kernel's library"
+    for m in layout.harness.get(pid, layout.harness.get(layout.loader, ())):
+        if m[0] < hi and lo < m[1] and m[3] != (0, 0, 0) and m[3] != file:
+            return os.path.basename(m[2]) or "[anonymous]"
+    return ""
+
+
+def mapped_code(sampler, layout: Layout | None = None) -> dict:
+    """{"count", "over", "what"}: the executable mappings the child's tasks made while the rounds
+    ran (PERF_RECORD_MMAP2), how many of them landed on the harness's code or the library's
+    (each judged as it was read, however many), and a few said as their file and what they
+    landed on, those first. The harness maps no new code once the library is loaded, so an honest
     kernel's rounds make none."""
-    what = []
-    for _pid, lo, hi, name, _file in sampler.mapped[:8]:
-        over = ""
-        if layout is not None:
-            if any(a < hi and lo < b for a, b in layout.own):
-                over = "the kernel's library"
-            else:
-                hit = next((m for m in layout.harness if m[0] < hi and lo < m[1]), None)
-                over = os.path.basename(hit[2]) or "[anonymous]" if hit else ""
-        what.append(f"{os.path.basename(name) or name}" + (f" over {over}" if over else ""))
-    return {"count": sampler.mapped_count, "what": what}
+    return {"count": sampler.mapped_count, "over": sampler.mapped_over,
+            "what": [f"{name}" + (f" over {over}" if over else "") for name, over in sampler.mapped[:8]]}
 
 
 def mapped_flags(S: int, counts: dict) -> list[dict]:
     """The flag of code the child mapped while its rounds ran (`mapped_code`), or []: strict where
-    it landed on the harness's code or the library's (code swapped under the samples' feet: a copy
-    of torch's mapped while computing and the original mapped back before the maps are read),
-    review elsewhere."""
+    any landed on the harness's code or the library's (code swapped under the samples' feet: a
+    copy of torch's mapped while computing and the original mapped back before the maps are
+    read), review elsewhere."""
     m = counts.get("mapped") or {}
     if not m.get("count"):
         return []
-    strict = any(" over " in w for w in m.get("what", []))
-    return [{"code": "foreign_cpu_time", "tier": "strict" if strict else "review", "detail": (
-        f"S={S}: the kernel's process mapped executable code {m['count']} time(s) while its timed rounds ran "
-        f"({', '.join(m.get('what', [])[:4])}): the harness maps none once the kernel's library is loaded, and code "
-        "mapped in and out between the samples and the judge's reading of the maps hides where they ran "
-        "(recorded by the kernel, PERF_RECORD_MMAP2, grader/judge/cpusample.py)")}]
+    return [{"code": "foreign_cpu_time", "tier": "strict" if m.get("over") else "review", "detail": (
+        f"S={S}: the kernel's process mapped executable code {m['count']} time(s) while its timed rounds ran, "
+        f"{m.get('over', 0)} of them over the harness's code or its library's ({', '.join(m.get('what', [])[:4])}): "
+        "the harness maps none once the kernel's library is loaded, and code mapped in and out between the samples "
+        "and the judge's reading of the maps hides where they ran (recorded by the kernel, PERF_RECORD_MMAP2, "
+        "grader/judge/cpusample.py)")}]
+
+
+def modified_code(pids) -> list[str]:
+    """The file-backed executable mappings of `pids` whose pages were written in memory (anonymous
+    pages in `/proc/PID/smaps`: a private copy of a page made by a write, through /proc/PID/mem or
+    an mprotect to writable and back), as "FILE (pid N)". An honest kernel's process has none (its
+    code and torch's are as the files hold them). Not `Private_Dirty`: a library the linker has
+    just written is dirty in the page cache, unwritten by anyone since (every library of a fresh
+    build read so, 2026-11-28); the library file itself is the judge's, which the child cannot write."""
+    out = []
+    for pid in list(pids)[:MAX_PROCESSES]:
+        head, lines = None, 0
+        try:
+            with open(f"/proc/{pid}/smaps") as f:
+                for line in f:
+                    lines += 1
+                    if lines > 40 * MAX_MAPPINGS:
+                        break
+                    first = line.split(None, 5)
+                    if len(first) >= 5 and "-" in first[0] and len(first[1]) == 4:
+                        head = first if ("x" in first[1] and first[4] != "0") else None
+                        continue
+                    if head is not None and line.startswith("Anonymous:"):
+                        if int(line.split()[1]) > 0:
+                            name = os.path.basename(head[5].strip()) if len(head) > 5 else "?"
+                            out.append(f"{name[:120]} (pid {pid})")
+                            head = None
+                            if len(out) >= 8:
+                                return out
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+def modified_flags(S: int, counts: dict) -> list[dict]:
+    """Strict where the child's executable file mappings were written in memory (`modified_code`)."""
+    what = counts.get("modified_code") or []
+    if not what:
+        return []
+    return [{"code": "foreign_cpu_time", "tier": "strict", "detail": (
+        f"S={S}: code of the kernel's process was written in memory while its rounds ran or before ({', '.join(what[:4])}): "
+        "its samples no longer say whose code ran there; an honest kernel's process runs its code and torch's as "
+        "their files hold them (/proc/PID/smaps, grader/judge/cpusample.py)")}]
 
 
 # Within the kernel's own calls' brackets (a request a call), the share of its own code among
@@ -628,8 +731,8 @@ def judge_samples(S: int, counts: dict, student_total_ms: float, sdpa_total_ms: 
     - and its code got far less of the samples in its and torch's code than its calls' share of
       the rounds' time beside SDPA's (`sdpa_total_ms`): a machine made busy by others slows
       both alike and leaves this share alone, where it takes the first one down."""
-    brackets = sorted(in_call_flags(S, counts) + torch_work_flags(S, counts) + mapped_flags(S, counts),
-                      key=lambda f: f["tier"] != "strict")
+    brackets = sorted(in_call_flags(S, counts) + torch_work_flags(S, counts) + mapped_flags(S, counts)
+                      + modified_flags(S, counts), key=lambda f: f["tier"] != "strict")
     if brackets:
         return brackets[:1]
     expected = student_total_ms * 1000.0 / SAMPLE_US          # samples of one thread busy all along

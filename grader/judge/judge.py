@@ -373,11 +373,14 @@ class Judge:
         self.state["system"] = {**self._expect(reply).get("system", {}), **_judge_system(self.threads)}
         self.stage("load")
         before = self._child_maps()
+        if before is not None:          # the library's code segments, read from the judge's copy before it loads
+            from .cpusample import exec_segments
+            segments = exec_segments(str(self.library))
         reply = self._expect(self.child.request({"op": "load", "library": str(self.library),
                                                  "kind": self.source.kind}, timeout=self.cfg.timeout_check)[0])
         if before is not None:          # where the harness's code sat and the library landed (cpusample.Layout)
             from .cpusample import read_layout
-            self._layout = read_layout(before, self._child_maps() or {}, str(self.library))
+            self._layout = read_layout(before, self._child_maps() or {}, str(self.library), segments)
         if "raised" in reply:            # a Triton file whose loading raised (its module-level code)
             raise ChildFailed("runtime_error", str(reply["raised"].get("message", ""))[:1500])
 
@@ -386,9 +389,9 @@ class Judge:
         or None where its samples are not attributed (the GPU)."""
         if self.device != "cpu":
             return None
-        from .cpusample import exec_maps
+        from .cpusample import MAX_PROCESSES, exec_maps
         from ..isolation.sandbox import tree_members
-        return {pid: exec_maps(pid) for pid, _, _ in tree_members(self.child.proc.pid)}
+        return {pid: exec_maps(pid) for pid, _, _ in tree_members(self.child.proc.pid)[:MAX_PROCESSES]}
 
     def _restart(self) -> None:
         """A fresh child after a crash, so the configs after it still run (and count)."""
@@ -735,7 +738,7 @@ class Judge:
     def _cpu_sampler(self):
         """A started Sampler of the child's threads (grader/judge/cpusample.py), or None where perf
         events cannot be opened here (said once in timing.cpu_observation)."""
-        from .cpusample import Sampler, Unavailable
+        from .cpusample import Sampler, Unavailable, modified_code
         from ..isolation.sandbox import tree_members
         if os.environ.get("GRADER_CPU_SAMPLING", "1") == "0":      # the judge's environment: for measuring its cost
             self._cpu_observation = "not sampled: GRADER_CPU_SAMPLING=0 in the grader's environment"
@@ -754,6 +757,7 @@ class Judge:
             return None
         self._cpu_sampled = sampler.scope
         sampler.layout = self._layout
+        sampler.modified = modified_code(pid for pid, _, _ in tree_members(self.child.proc.pid))
         sampler.start()
         return sampler
 
@@ -1119,14 +1123,17 @@ class Judge:
         except ImplausibleTimings as e:
             raise ChildFailed("runtime_error", str(e)) from None
         finally:
-            from .cpusample import mapped_code
+            from .cpusample import mapped_code, modified_code
+            from ..isolation.sandbox import tree_members
             counts = None
             if sampler is not None:
                 try:
                     sampler.stop()
                     counts = sampler.counts(str(self.library))
                     counts.update(_in_calls(sampler, str(self.library), in_calls, sdpa_calls))
-                    counts["mapped"] = mapped_code(sampler, self._layout)
+                    counts["mapped"] = mapped_code(sampler)
+                    counts["modified_code"] = sorted(set(sampler.modified) | set(modified_code(
+                        pid for pid, _, _ in tree_members(self.child.proc.pid))))
                 finally:
                     sampler.close()
         meter.wall()
@@ -1536,8 +1543,8 @@ def _in_calls(sampler, library: str, calls: list, sdpa_calls: list = ()) -> dict
     from .cpusample import bracket_sets
 
     def attributed(window) -> dict:
-        c = sampler.counts(library, window)       # foreign code is torch's in a call (cpusample.Layout)
-        return {"own": c["own"], "torch": c["torch"] + c["foreign"], "other": c["other"]}
+        c = sampler.counts(library, window)       # foreign code and lost samples are torch's in a call
+        return {"own": c["own"], "torch": c["torch"] + c["foreign"] + c["lost"], "other": c["other"]}
     return bracket_sets([(ms, attributed(w)) for ms, w in calls], [attributed(w) for w in sdpa_calls])
 
 

