@@ -69,6 +69,7 @@ def run(subs: Path, out: Path, gpus: str, jobs: int) -> dict:
               else out / r["submission"] for r in rows}        # OUT/students/<id>/ since the judge split
     pdfs = sum(1 for r in rows if (folder[r["submission"]] / "report.pdf").is_file())
     stages: dict = {}
+    bench_parts: dict = {}
     gpus_used: Counter = Counter()
     for r in rows:
         try:
@@ -77,9 +78,20 @@ def run(subs: Path, out: Path, gpus: str, jobs: int) -> dict:
             continue                       # a row without results (an invalid submission)
         for stage, secs in doc.get("stage_seconds", {}).items():
             stages.setdefault(stage, []).append(secs)
+        # where the GPU bench's seconds went (the judge's clock): the child's requests, the judge's
+        # side of them, waiting for the canaries' float64 checks; summed over the sizes
+        by_part: dict = {}
+        for secs in ((doc.get("timing") or {}).get("bench_seconds_by_S") or {}).values():
+            for part in ("requests", "checks", "canaries_wait", "total"):
+                by_part[part] = by_part.get(part, 0.0) + float(secs.get(part) or 0.0)
+        for part, secs in by_part.items():
+            bench_parts.setdefault(part, []).append(secs)
         gpus_used[doc.get("system", {}).get("gpu_uuid") or "?"] += 1
     print("  mean seconds per stage of the device phase: "
           + ", ".join(f"{k} {sum(v) / len(v):.2f}" for k, v in sorted(stages.items())))
+    if bench_parts:      # two lanes slowed each other's bench 2.7x on an H200 x2 (2026-11-28): which part
+        print("  mean bench seconds by part (GPU): "
+              + ", ".join(f"{k} {sum(v) / len(v):.2f}" for k, v in bench_parts.items()))
     print("  submissions per GPU (by UUID): " + ", ".join(f"{u[-8:]} {n}" for u, n in sorted(gpus_used.items())))
     # steady state: the interval between completions after the first fifth (the start-up:
     # binding module, reference run, first compiles) until the last one

@@ -417,7 +417,8 @@ phases=${*:-setup system grade tests}
 # ONLY='^(?!gpu_)[a-g]' 336 (42 held, 0 failed), '^(?!gpu_)[h-z]' cut at 455 s by the budget (49
 # entries: a call of its own, LIMIT_redteam=580). What is left:
 #   ONLY='^(?!gpu_)[h-m]' LIMIT_redteam=580 tools/gpu_session.sh setup redteam; then '^(?!gpu_)[n-z]'
-#   the two lanes' bench on one host (py-spy of the batch process during GPUS="0,1", N=4: the GIL?)
+#   N=6 GPUS="0 0,1" throughput again: its "mean bench seconds by part" line says whether the two
+#     lanes' requests or the judge's checks grew (then py-spy of the batch process: the GIL?)
 [ "$phases" = all ] && phases="setup system grade tests redteam corpus bench fidelity compile noisy throughput profile demo triton tprofile"
 for p in $phases; do
     start=$(date +%s)
