@@ -99,7 +99,8 @@ def test_the_hidden_shape_is_found_as_a_figure_not_inside_another():
     found = lambda text: bool(redteam.HIDDEN_S_RE.search(text))   # noqa: E731
     assert redteam.HIDDEN_S == 173
     assert all(found(t) for t in ("S=173", '"S": 173,', "B=1 H=2 S=173 D=64", "S = 173)"))
-    assert not any(found(t) for t in ("spread 173%", "spread 173 %", "0.173", "1730", "173.8"))
+    assert not any(found(t) for t in ("spread 173%", "spread 173 %", "0.173", "1730", "173.8",
+                                      '"module": "attn_cpp_e173bc68e91bd539"', "x173", "173_"))
     # the judge's public counts in a flag's words are not the shape (held-out median_mix's flag,
     # "(0 against 173)" samples, failed the class on 2026-11-28); a shape beside them still is
     import json

@@ -46,9 +46,10 @@ GPU_ATTACKS = ATTACKS / "gpu"          # CUDA attacks (--gpu: graded with --gpus
 ESCAPES = REPO / "tests" / "submissions" / "escape"
 FAST = REPO / "tests" / "fast_config.toml"
 HIDDEN_S = 173
-# the hidden S as a figure: 173, not 0.173, 1730, 173.8 or a percentage ("sdpa timings spread
-# 173%" on a loaded machine was a bench_quality reason, not the shape)
-HIDDEN_S_RE = re.compile(rf"(?<![\d.]){HIDDEN_S}(?!\d|\.\d|\s*%)")
+# the hidden S as a figure: 173, not 0.173, 1730, 173.8, a percentage ("sdpa timings spread
+# 173%" on a loaded machine was a bench_quality reason, not the shape) or part of a word (a build's
+# hash, "attn_cpp_e173bc68e91bd539": b77992e's CI, 2026-11-28)
+HIDDEN_S_RE = re.compile(rf"(?<![\w.]){HIDDEN_S}(?!\w|\.\d|\s*%)")
 VICTIM_MARKER = "VICTIM_SOURCE_MARKER_7f3a"
 HIDDEN_MARKER = "HIDDEN_FILE_MARKER_c41d"
 SECRET_ENV = "GRADER_REDTEAM_SECRET"
