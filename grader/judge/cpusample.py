@@ -192,27 +192,25 @@ class Sampler:
     def drain(self) -> None:
         """Read every ring buffer's new records (samples counted by (pid, ip))."""
         size = RING_PAGES * self.page
+        data = self.page
         for _, ring in self.rings:
+            def record(at: int, n: int) -> bytes:
+                """`n` bytes of the ring from `at`, wrapping past its end to its start."""
+                if at + n <= data + size:
+                    return bytes(ring[at:at + n])
+                return bytes(ring[at:data + size]) + bytes(ring[data:data + n - (data + size - at)])
             head, tail = struct.unpack_from("<QQ", ring, 1024)
-            data = self.page
             while tail < head:
                 at = data + tail % size
-                if at + 8 <= data + size:
-                    kind, _misc, length = struct.unpack_from("<IHH", ring, at)
-                else:
-                    raw = bytes(ring[at:data + size]) + bytes(ring[data:data + 8 - (data + size - at)])
-                    kind, _misc, length = struct.unpack_from("<IHH", raw)
+                kind, _misc, length = struct.unpack_from("<IHH", record(at, 8))
                 if length < 8:
                     break
                 if kind == _RECORD_SAMPLE:
-                    rec = bytes(ring[at:at + length]) if at + length <= data + size else \
-                        bytes(ring[at:data + size]) + bytes(ring[data:data + length - (data + size - at)])
-                    ip, pid = struct.unpack_from("<QI", rec, 8)
+                    ip, pid = struct.unpack_from("<QI", record(at, length), 8)
                     self.samples[(pid, ip)] = self.samples.get((pid, ip), 0) + 1
                     self.window[(pid, ip)] = self.window.get((pid, ip), 0) + 1
                 elif kind == _RECORD_MMAP2:  # pid, tid, addr, len, pgoff, maj, min, ino, gen, prot, flags, name
-                    rec = bytes(ring[at:at + length]) if at + length <= data + size else \
-                        bytes(ring[at:data + size]) + bytes(ring[data:data + length - (data + size - at)])
+                    rec = record(at, length)
                     if len(rec) >= 72:
                         pid, _tid, addr, span, _off, major, minor, ino = struct.unpack_from("<IIQQQIIQ", rec, 8)
                         name = os.path.basename(rec[72:].split(b"\0", 1)[0].decode("utf-8", "replace"))[:120]
@@ -243,8 +241,9 @@ class Sampler:
     def counts(self, library: str, samples: dict | None = None) -> dict:
         """{"own", "torch", "foreign", "other", "lost", "where"}: the samples (all of them, or
         `samples`: some `take`s merged, with the records the rings lost meanwhile) by where they
-        landed, and the files that got the most of them. `self.layout` (a `Layout`, where the judge read one) decides foreign code; without
-        it, the library's file is the kernel's wherever it is mapped and nothing is foreign."""
+        landed, and the files that got the most of them. `self.layout` (a `Layout`, where the
+        judge read one) decides foreign code; without it, the library's file is the kernel's
+        wherever it is mapped and nothing is foreign."""
         out = {"own": 0, "torch": 0, "foreign": 0, "other": 0, "lost": self.lost if samples is None else 0}
         maps = self._maps
         files: dict[str, int] = {}
@@ -454,7 +453,7 @@ def _landed_on(layout: Layout | None, pid: int, lo: int, hi: int, file: tuple) -
     return ""
 
 
-def mapped_code(sampler, layout: Layout | None = None) -> dict:
+def mapped_code(sampler) -> dict:
     """{"count", "over", "what"}: the executable mappings the child's tasks made while the rounds
     ran (PERF_RECORD_MMAP2), how many of them landed on the harness's code or the library's
     (each judged as it was read, however many), and a few said as their file and what they
