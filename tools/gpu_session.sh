@@ -27,6 +27,7 @@
 #   heldout     the kernels of HELDOUT (default heldout32/) graded without the benchmark: verdicts, messages
 #   beforeafter make profile of reference/naive.cu and reference/fused_tc.cu (the demo's before/after)
 #   demo        make demo (the three model reports)
+#   lanes       batches of N on each of LANES ("0,1 0") beside thread_cpu.py and py-spy: the two lanes' slowdown
 #   tprofile    make profile BACKEND=triton of reference/fused.triton.py (cold and warm exports)
 #   triton      the Triton references graded (BACKEND=triton), the Triton known-bad class batch-graded
 #               on GPU 0 with the sandbox, and the references' speed vs SDPA (tools/bench_reference.py)
@@ -44,7 +45,7 @@ mkdir -p "$OUT" "$LOGS"
 PY=${PY:-python3}
 
 declare -A LIMIT=([setup]=300 [system]=150 [grade]=240 [tests]=1500 [redteam]=580 [corpus]=300 [bench]=120 [fidelity]=400 [ab]=560 [gradetime]=560
-                  [compile]=120 [noisy]=300 [throughput]=480 [profile]=240 [beforeafter]=300 [heldout]=300 [sbprof]=560 [demo]=240 [triton]=420 [tprofile]=240 [reqcost]=200 [spy]=300 [batchtime]=560)
+                  [compile]=120 [noisy]=300 [throughput]=480 [profile]=240 [beforeafter]=300 [heldout]=300 [sbprof]=560 [demo]=240 [triton]=420 [tprofile]=240 [reqcost]=200 [spy]=300 [batchtime]=560 [lanes]=560)
 
 # a results file's stage seconds and where each GPU size's bench seconds went
 stages() {
@@ -271,6 +272,23 @@ heldout)
         $PY {} "$LOGS/heldout"
     for f in "$LOGS"/heldout/*.txt; do
         echo "--- $(basename "$f" .txt)"; grep -E "^(verdict|diagnosis|numerics|config [0-9]|  config)" "$f" | cut -c1-600
+    done ;;
+lanes)
+    # why two GPU lanes gave no speedup (2026-11-28, H200 x2: the bench stage 27.78 s a submission
+    # on two lanes against 10.36 s on one): a batch of N on each of LANES, beside
+    # tools/thread_cpu.py (the busiest threads every 5 s), and py-spy of the batch process
+    # during its bench stage (SPY_AFTER seconds in: 30 s of what runs, then 30 s of who holds the GIL)
+    mkdir -p "$LOGS/lanes"; command -v py-spy || echo "no py-spy"
+    for g in ${LANES:-0,1 0}; do
+        tag=${g//,/_}
+        $PY tools/thread_cpu.py 5 400 > "$LOGS/lanes/threads_$tag.txt" 2>&1 & W=$!
+        ( sleep "${SPY_AFTER:-90}"; p=$(pgrep -f -- "-m grader batch" | head -1); [ -n "$p" ] || exit 0
+          py-spy record --pid "$p" --duration 30 --rate 100 --format raw --output "$LOGS/lanes/spy_$tag.txt"
+          py-spy record --pid "$p" --duration 30 --rate 100 --gil --format raw --output "$LOGS/lanes/spygil_$tag.txt"
+        ) > "$LOGS/lanes/spylog_$tag.txt" 2>&1 & S=$!
+        $PY tools/batch_throughput.py --n "${N:-6}" --gpus "$g" --jobs "${JOBS:-16}" --json "$LOGS/lanes/throughput_$tag.json" 2>&1 \
+            | grep -v "^ *[0-9.]* s  \[" | tail -14
+        kill $W 2>/dev/null; wait $S 2>/dev/null
     done ;;
 demo)
     make demo OUT="$LOGS/demo" PYTHON=$PY && ls -la "$LOGS/demo" ;;
