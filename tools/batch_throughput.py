@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -71,6 +72,7 @@ def run(subs: Path, out: Path, gpus: str, jobs: int) -> dict:
     stages: dict = {}
     bench_parts: dict = {}
     gpus_used: Counter = Counter()
+    runs, noisy, why = [], 0, Counter()      # timings of each size (re-timed when noisy), and why
     for r in rows:
         try:
             doc = json.loads((folder[r["submission"]] / "results.json").read_text())
@@ -87,11 +89,18 @@ def run(subs: Path, out: Path, gpus: str, jobs: int) -> dict:
         for part, secs in by_part.items():
             bench_parts.setdefault(part, []).append(secs)
         gpus_used[doc.get("system", {}).get("gpu_uuid") or "?"] += 1
+        quality = doc.get("bench_quality") or {}
+        runs += [q.get("runs", 1) for q in quality.get("per_size", [])]
+        noisy += quality.get("status") == "noisy"
+        why.update(re.sub(r"^S=\d+: |[\d.]+", "", r)[:70] for r in quality.get("reasons", []))
     print("  mean seconds per stage of the device phase: "
           + ", ".join(f"{k} {sum(v) / len(v):.2f}" for k, v in sorted(stages.items())))
     if bench_parts:      # two lanes slowed each other's bench 2.7x on an H200 x2 (2026-11-28): which part
         print("  mean bench seconds by part (GPU): "
               + ", ".join(f"{k} {sum(v) / len(v):.2f}" for k, v in bench_parts.items()))
+    if runs:             # re-timings: a lane's noise (2026-11-28, x2: every size three times)
+        print(f"  timings per size {sum(runs) / len(runs):.2f} (mean), noisy grades {noisy} of {len(rows)}"
+              + "".join(f"; {n}x {w}" for w, n in why.most_common(3)))
     print("  submissions per GPU (by UUID): " + ", ".join(f"{u[-8:]} {n}" for u, n in sorted(gpus_used.items())))
     # steady state: the interval between completions after the first fifth (the start-up:
     # binding module, reference run, first compiles) until the last one
