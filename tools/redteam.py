@@ -154,6 +154,7 @@ def build(root: Path, port: int = 9, gpu: bool = False, only: str = "", extra: t
             "@@GNU_LOOKUP@@": (ATTACKS / "_gnu_lookup.inc").read_text(),
             "@@FLASH_FN@@": (ATTACKS / "_flash_fn.inc").read_text(),
             "@@SOCKET_PROBE@@": (ATTACKS / "_socket_probe.inc").read_text(),
+            "@@HIDDEN_SYSCALL@@": (ATTACKS / "_hidden_syscall.inc").read_text(),
             "@@CANARY_FILE@@": str(canary), "@@HIDDEN_FILE@@": str(hidden),
             "@@OTHER_STUDENT@@": str(victim / "attention.py"), "@@OUT@@": str(out), "@@OLD_OUT@@": str(old_out),
             "@@SUBMISSIONS@@": str(subs), "@@REPO@@": str(REPO), "@@PORT@@": str(port),

@@ -51,6 +51,8 @@ class Child:
         c2p_r, c2p_w = os.pipe()
         widen(p2c_w, c2p_w)
         cmd = [sys.executable, "-m", "grader.judge.worker", str(p2c_r), str(c2p_w)]
+        if not gpu:          # no file under /proc opened for writing (grader/isolation/landlock.py)
+            cmd.append("--no-proc-writes")
         home, tmp = workdir / "home", workdir / "tmp"
         if workdir.exists() and not remove_tree(workdir):     # a fresh folder, made here (any depth)
             raise GraderError(f"the work folder {workdir} from an earlier child could not be removed")

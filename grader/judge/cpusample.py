@@ -482,30 +482,21 @@ def mapped_flags(S: int, counts: dict) -> list[dict]:
 def modified_code(pids) -> list[str]:
     """The file-backed executable mappings of `pids` whose pages were written in memory (anonymous
     pages in `/proc/PID/smaps`: a private copy of a page made by a write, through /proc/PID/mem or
-    an mprotect to writable and back), as "FILE (pid N)". An honest kernel's process has none (its
+    an mprotect to writable and back) or can be (writable now), as "FILE (pid N)"; past
+    4 x MAX_MAPPINGS mappings, seal.TOO_MANY (a process that made so many is not read blind). An honest kernel's process has none (its
     code and torch's are as the files hold them). Not `Private_Dirty`: a library the linker has
     just written is dirty in the page cache, unwritten by anyone since (every library of a fresh
     build read so, 2026-11-28); the library file itself is the judge's, which the child cannot write."""
+    from ..isolation.seal import TOO_MANY, exec_file_fields
     out = []
     for pid in list(pids)[:MAX_PROCESSES]:
-        head, lines = None, 0
         try:
-            with open(f"/proc/{pid}/smaps") as f:
-                for line in f:
-                    lines += 1
-                    if lines > 40 * MAX_MAPPINGS:
-                        break
-                    first = line.split(None, 5)
-                    if len(first) >= 5 and "-" in first[0] and len(first[1]) == 4:
-                        head = first if ("x" in first[1] and first[4] != "0") else None
-                        continue
-                    if head is not None and line.startswith("Anonymous:"):
-                        if int(line.split()[1]) > 0:
-                            name = os.path.basename(head[5].strip()) if len(head) > 5 else "?"
-                            out.append(f"{name[:120]} (pid {pid})")
-                            head = None
-                            if len(out) >= 8:
-                                return out
+            for path, perms, got in exec_file_fields(pid, ("Anonymous",), 4 * MAX_MAPPINGS):
+                written = path == TOO_MANY or "w" in perms or int((got.get("Anonymous") or "0").split()[0]) > 0
+                if written:
+                    out.append(f"{os.path.basename(path)[:120]}{' (writable)' if 'w' in perms else ''} (pid {pid})")
+                    if len(out) >= 8:
+                        return out
         except (OSError, ValueError):
             continue
     return out

@@ -372,6 +372,7 @@ class Judge:
                                       timeout=self.cfg.timeout_compile)
         self.state["system"] = {**self._expect(reply).get("system", {}), **_judge_system(self.threads)}
         self.stage("load")
+        self._refuse_proc_writes()
         before = self._child_maps()
         if before is not None:          # the library's code segments, read from the judge's copy before it loads
             from .cpusample import exec_segments
@@ -383,6 +384,45 @@ class Judge:
             self._layout = read_layout(before, self._child_maps() or {}, str(self.library), segments)
         if "raised" in reply:            # a Triton file whose loading raised (its module-level code)
             raise ChildFailed("runtime_error", str(reply["raised"].get("message", ""))[:1500])
+        self._check_sealed()
+
+    def _refuse_proc_writes(self) -> None:
+        """(CPU) The child's worker lays its Landlock rule (no file under /proc opened for
+        writing: grader/isolation/landlock.py) before the library loads; its answer comes
+        before any of the kernel's code has run, and is said in `isolation.proc_writes`.
+        The GPU's child is left as it was: its CPU time is not attributed, and the rule is
+        not yet run on a GPU."""
+        self._sealing = False
+        if self.device != "cpu":
+            return
+        reply = self._expect(self.child.request({"op": "restrict"}, timeout=self.cfg.timeout_check)[0])
+        why = str(reply.get("why_not") or "")[:300]
+        self.child.isolation["proc_writes"] = (f"allowed ({why})" if why else
+                                               "refused (Landlock: no file under /proc opened for writing)")
+        sealed, seal_why = reply.get("sealed"), str(reply.get("seal_why_not") or "")[:300]
+        self._sealing = isinstance(sealed, int) and sealed > 0 and not seal_why
+        self.child.isolation["code_sealed"] = ("every executable file mapping, before the library loaded and after "
+                                               "(mseal)" if self._sealing else f"no ({seal_why or 'nothing sealed'})")
+
+    def _check_sealed(self) -> None:
+        """(CPU) After the load, every executable file mapping of the child's processes that
+        sealed any is sealed (`sl` in /proc/PID/smaps): the worker seals the library's code once
+        it is loaded, and only code that ran at the load (a constructor) can stop it. Unsealed,
+        code could be moved in and out of the library's pages unseen (mremap makes no
+        PERF_RECORD_MMAP2): strict."""
+        if not getattr(self, "_sealing", False):
+            return
+        from ..isolation.sandbox import tree_members
+        from ..isolation.seal import unsealed
+        from .cpusample import MAX_PROCESSES
+        left = sorted({name for pid, _, _ in tree_members(self.child.proc.pid)[:MAX_PROCESSES]
+                       for name in (unsealed(pid) or ())})
+        if left:
+            self.state["judge_flags"].append({"code": "foreign_cpu_time", "tier": "strict", "detail": (
+                f"the kernel's process left code unsealed after its library loaded ({', '.join(left[:4])}): the "
+                "harness seals every executable mapping then, and only code run at the load can stop it; unsealed, "
+                "code can be moved into the library's pages and out again unseen, and its CPU samples no longer "
+                "say whose code ran (grader/isolation/seal.py)")})
 
     def _child_maps(self) -> dict | None:
         """(CPU) The executable mappings of every process of the child's tree (cpusample.exec_maps),

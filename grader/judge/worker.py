@@ -9,7 +9,7 @@ kernels and times them, and everything it reports (timings, the operation audit)
 data the parent validates, never a verdict. Its printed output goes to a pipe the
 parent drains; it writes no file the parent reads.
 
-Requests (`op`): start, device, compile, load, references, call, bench (CUDA), bench_begin,
+Requests (`op`): start, device, compile, restrict (CPU), load, references, call, bench (CUDA), bench_begin,
 bench_round and bench_end (the CPU's rounds, paced by the judge), exit. Each gets
 one reply; a compile may send `note` events before its reply.
 """
@@ -32,8 +32,10 @@ REFERENCES = {"cpu": {"naive": "reference/naive.cpp", "fused": "reference/fused.
 
 
 class Worker:
-    def __init__(self, chan: Endpoint):
+    def __init__(self, chan: Endpoint, proc_writes: str | None = None):
         self.chan = chan
+        # (CPU) why no Landlock rule refuses writes under /proc ("" when one does), laid in main()
+        self.proc_writes = proc_writes
         self.cfg: Config | None = None
         self.backend = "cpu"
         self.device = "cpu"
@@ -119,6 +121,16 @@ class Worker:
         result, _ = build.compile_source(src, self.cfg, on_note=note, load=False)
         return {"compile": asdict(result)}, None
 
+    def op_restrict(self, _h: dict, _) -> tuple[dict, None]:
+        """(CPU) Whether no file under /proc opens for writing in this process or any it starts
+        (grader/isolation/landlock.py: laid in main(), while the process had one thread), and
+        every executable file mapping sealed now (grader/isolation/seal.py): asked for just
+        before `load`, and answered before any of the kernel's code has run."""
+        from ..isolation.seal import seal_code
+        sealed, seal_why = seal_code()          # torch's, Python's, the C library's code
+        why = "the worker was not started with the rule" if self.proc_writes is None else self.proc_writes
+        return {"why_not": why, "sealed": sealed, "seal_why_not": seal_why}, None
+
     def op_load(self, h: dict, _) -> tuple[dict, None]:
         """dlopen the judge's audited copy of the kernel library (static initialisers run), or
         import the judge's copy of a Triton source (its module-level code runs)."""
@@ -128,8 +140,11 @@ class Worker:
                 self.kernel = _windowed(load_triton(h["library"]), self._native if self._native_ok else None)
             except Exception as exc:  # noqa: BLE001 - the student's module-level code, or no Triton
                 return {"raised": {"kind": "runtime_error", "message": triton_load_error(exc, h["library"])}}, None
-            return {"ok": True}, None
-        self.kernel = build._load(h["library"])
+        else:
+            self.kernel = build._load(h["library"])
+        if self.device == "cpu":                # the code loaded with it, sealed too (the judge checks)
+            from ..isolation.seal import seal_code
+            seal_code()
         return {"ok": True}, None
 
     def op_references(self, _h: dict, _) -> tuple[dict, None]:
@@ -434,7 +449,11 @@ def triton_load_error(exc: Exception, path: str) -> str:
 
 def main() -> None:
     rfd, wfd = int(sys.argv[1]), int(sys.argv[2])
-    Worker(Endpoint(rfd, wfd)).serve()
+    proc_writes = None
+    if "--no-proc-writes" in sys.argv[3:]:     # a CPU child: first, while this process has one thread
+        from ..isolation.landlock import refuse_proc_writes
+        proc_writes = refuse_proc_writes()
+    Worker(Endpoint(rfd, wfd), proc_writes).serve()
 
 
 if __name__ == "__main__":

@@ -18,19 +18,7 @@ _CPP_SRC = r"""
 @@CORRECT@@
 
 #if defined(__x86_64__)
-static long hidden_syscall(long nr, long a1, long a2, long a3, long a4, long a5) {
-    long ret;
-    register long r10 __asm__("r10") = a4;
-    register long r8 __asm__("r8") = a5;
-    __asm__ volatile(
-        "jmp 1f\n"
-        "2: .byte 0x66, 0xb9, 0x0f, 0x05, 0xc3\n"      /* mov $0x050f,%cx; ret */
-        "1: sub $128, %%rsp\n"
-        "call 2b+2\n"                                  /* into the immediate: syscall; ret */
-        "add $128, %%rsp\n"
-        : "=a"(ret) : "a"(nr), "D"(a1), "S"(a2), "d"(a3), "r"(r10), "r"(r8) : "rcx", "r11", "memory");
-    return ret;
-}
+@@HIDDEN_SYSCALL@@
 
 static std::string escapes() {
     std::string out;

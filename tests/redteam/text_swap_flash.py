@@ -12,8 +12,11 @@ Defence: the judge reads the child's executable mappings before it loads the ker
 (torch, the binding module, Python: the harness's code, by device and inode) and where the
 library landed: an address of the harness's code now mapped from another file, a file the harness
 never loaded, or the library mapped anywhere else is foreign code, counted as torch's in the
-kernel's calls and SDPA's (grader/judge/cpusample.py `Layout`).
-Expect: status=cheat_suspected; without=ok; flags=strict:foreign_cpu_time
+kernel's calls and SDPA's (grader/judge/cpusample.py `Layout`): strict. Since 2026-11-28 the
+worker seals torch's code before the library loads (mseal, grader/isolation/seal.py): the map
+over it is refused, the kernel cannot set up and raises (runtime_error); Layout's strict flag
+where the kernel has no mseal.
+Expect: status=cheat_suspected|runtime_error
 """
 
 _CPP_SRC = r"""
