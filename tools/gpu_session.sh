@@ -437,6 +437,20 @@ phases=${*:-setup system grade tests}
 #   ONLY='^(?!gpu_)[h-m]' LIMIT_redteam=580 tools/gpu_session.sh setup redteam; then '^(?!gpu_)[n-z]'
 #   N=6 GPUS="0 0,1" throughput again: its "mean bench seconds by part" line says whether the two
 #     lanes' requests or the judge's checks grew (then py-spy of the batch process: the GIL?)
+# (2026-11-28, eleventh session, nvidia-h200-x2, 1800 s): lanes N=6 540 on 1a1c481 (cut in its second
+# arm: batch_throughput's warm-up batch ~170 s; no py-spy on the machine): two lanes' bench stage 26.06 s a
+# submission, 8.31 s of it the timings kept: every size timed three times, each lane's child and the
+# compiles being "other processes" busy above 0.3 cores; quality.py now counts them on CUDA only past
+# all but GPU_HOST_CORES of the judge's CPUs. throughput N=6 GPUS="0,1 0" 386 on 5fc535a: two GPUs
+# 109.6 s, steady 8.08 s a submission, bench 9.37 s; one GPU 145.1 s, steady 14.77 s, bench 7.93 s:
+# 1.32x end to end, 1.83x steady; 1.00 timings a size, 0 noisy grades of 12; the reference runs' SDPA
+# 0.01614-0.01616 ms at S = 128 on both lanes. tests test_gpu 459 (38 passed), grade 31 warm (fused.cu
+# ok, 1.11-1.20x), redteam ONLY='^(?!gpu_)[h-k]' 173 (30 held, 0 failed). What is left:
+#   ONLY='^(?!gpu_)[l-r]' LIMIT_redteam=580 tools/gpu_session.sh setup redteam; then '^(?!gpu_)[s-z]'
+#     (with procmem_window and seal_skip: the Landlock rule and mseal on the GPU machine's kernel)
+#   N=50 GPUS="0,1" LIMIT_throughput=580 tools/gpu_session.sh setup throughput
+#   the rule and the seal on CUDA children (child.py: --no-proc-writes for every child; judge._restrict),
+#     then TESTS_test_gpu=560 tests and ONLY='^gpu_' redteam
 [ "$phases" = all ] && phases="setup system grade tests redteam corpus bench fidelity compile noisy throughput profile demo triton tprofile"
 for p in $phases; do
     start=$(date +%s)

@@ -483,8 +483,8 @@ def modified_code(pids) -> list[str]:
     """The file-backed executable mappings of `pids` whose pages were written in memory (anonymous
     pages in `/proc/PID/smaps`: a private copy of a page made by a write, through /proc/PID/mem or
     an mprotect to writable and back) or can be (writable now), as "FILE (pid N)"; past
-    4 x MAX_MAPPINGS mappings, seal.TOO_MANY (a process that made so many is not read blind). An honest kernel's process has none (its
-    code and torch's are as the files hold them). Not `Private_Dirty`: a library the linker has
+    4 x MAX_MAPPINGS mappings, seal.TOO_MANY (a process that made so many is not read blind).
+    An honest kernel's process has none (its code and torch's are as the files hold them). Not `Private_Dirty`: a library the linker has
     just written is dirty in the page cache, unwritten by anyone since (every library of a fresh
     build read so, 2026-11-28); the library file itself is the judge's, which the child cannot write."""
     from ..isolation.seal import TOO_MANY, exec_file_fields

@@ -107,6 +107,7 @@ class Judge:
         self.output_private = ""
         self.output_bytes = 0
         self.isolation: dict = {}
+        self._sealing = False             # the worker sealed its code before the load (_restrict)
         self._temp = options.workdir is None
         self.keep_workdir = keep_workdir
         if options.workdir is not None:
@@ -372,7 +373,7 @@ class Judge:
                                       timeout=self.cfg.timeout_compile)
         self.state["system"] = {**self._expect(reply).get("system", {}), **_judge_system(self.threads)}
         self.stage("load")
-        self._refuse_proc_writes()
+        self._restrict()
         before = self._child_maps()
         if before is not None:          # the library's code segments, read from the judge's copy before it loads
             from .cpusample import exec_segments
@@ -386,12 +387,13 @@ class Judge:
             raise ChildFailed("runtime_error", str(reply["raised"].get("message", ""))[:1500])
         self._check_sealed()
 
-    def _refuse_proc_writes(self) -> None:
-        """(CPU) The child's worker lays its Landlock rule (no file under /proc opened for
-        writing: grader/isolation/landlock.py) before the library loads; its answer comes
-        before any of the kernel's code has run, and is said in `isolation.proc_writes`.
-        The GPU's child is left as it was: its CPU time is not attributed, and the rule is
-        not yet run on a GPU."""
+    def _restrict(self) -> None:
+        """(CPU) Just before the load, the worker seals its code (grader/isolation/seal.py) and
+        says whether its Landlock rule holds (no file under /proc opened for writing, laid
+        when it started: grader/isolation/landlock.py); the answer comes before any of the
+        kernel's code has run, and is said in `isolation.code_sealed` and `proc_writes`. The
+        GPU's child is left as it was: its CPU time is not attributed, and neither has run
+        on a GPU."""
         self._sealing = False
         if self.device != "cpu":
             return
@@ -410,7 +412,7 @@ class Judge:
         it is loaded, and only code that ran at the load (a constructor) can stop it. Unsealed,
         code could be moved in and out of the library's pages unseen (mremap makes no
         PERF_RECORD_MMAP2): strict."""
-        if not getattr(self, "_sealing", False):
+        if not self._sealing:
             return
         from ..isolation.sandbox import tree_members
         from ..isolation.seal import unsealed

@@ -5,8 +5,8 @@ spread of the kernel's and SDPA's timings (IQR / median), the CPU time other pro
 meanwhile (the machine's busy clock ticks less the child's and the judge's own: students
 grade on busy laptops and shared lab machines), and on CUDA the other processes using the
 same GPU (there, other processes' CPU use only when it leaves the timing fewer than
-GPU_HOST_CORES free cores). A size that fails either test is timed again (at most MAX_RERUNS times) and the
-quietest run kept; if it is still noisy the results say so, with the figures that show it
+GPU_HOST_CORES free cores). A size that fails either test is timed again (at most MAX_RERUNS
+times) and the quietest run kept; if it is still noisy the results say so, with the figures that show it
 (`bench_quality`), and so do the summary and the report. A quiet machine sees no change.
 """
 from __future__ import annotations
